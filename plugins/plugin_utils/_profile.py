@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""Profiles: load, inherit, override, and render to one container launch.
+
+A profile (``profiles/<name>.yml``) is data: engine, hardware, image, model, env, args,
+expect, measured, fallback. This module is the single home for turning one into the argv,
+env and Docker options of the container, and into the bash script that starts exactly that
+container. The server role, ``playbooks/show_launch.yml`` and the lint all go through here.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import shlex
+
+import yaml
+
+COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFILES_DIR = os.path.join(COLLECTION_ROOT, "profiles")
+KNOWN_BAD_FILE = os.path.join(COLLECTION_ROOT, "data", "known_bad_images.yml")
+
+# Keys overlaid key by key (a null value deletes the key); every other key is replaced whole.
+OVERLAY_KEYS = ("hardware", "image", "env", "args", "expect")
+PROFILE_KEYS = ("name", "extends", "description", "engine", "hardware", "image", "model", "env",
+                "args", "expect", "measured", "fallback")
+ENGINES = {
+    # vLLM's image has ENTRYPOINT ["vllm", "serve"]: the model is the first positional.
+    "vllm": {"command": [], "model_flag": None, "default_port": 8000,
+             "underscores_are_hyphens": True},
+    # SGLang's image has no entrypoint: the launcher module is the command.
+    "sglang": {"command": ["python3", "-m", "sglang.launch_server"], "model_flag": "--model-path",
+               "default_port": 30000, "underscores_are_hyphens": False},
+}
+DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class ProfileError(Exception):
+    """A profile, an override or a launch option is wrong; the message says how to fix it."""
+
+
+def profile_names(dirs=None):
+    """Sorted names of the profiles found in ``dirs`` (the collection's own dir by default)."""
+    names = set()
+    for directory in _search_dirs(dirs):
+        if os.path.isdir(directory):
+            names.update(f[:-4] for f in os.listdir(directory) if f.endswith(".yml"))
+    return sorted(names)
+
+
+def _search_dirs(dirs):
+    return list(dirs or []) + [PROFILES_DIR]
+
+
+def _read_profile(name, dirs):
+    for directory in _search_dirs(dirs):
+        path = os.path.join(directory, name + ".yml")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as handle:
+                data = yaml.safe_load(handle) or {}
+            if not isinstance(data, dict):
+                raise ProfileError("profile file %s is not a mapping" % path)
+            unknown = sorted(set(data) - set(PROFILE_KEYS))
+            if unknown:
+                raise ProfileError("profile %s has unknown keys %s; allowed keys: %s"
+                                   % (path, ", ".join(unknown), ", ".join(PROFILE_KEYS)))
+            if data.get("name", name) != name:
+                raise ProfileError("profile file %s declares name %r; rename the file or the name"
+                                   % (path, data["name"]))
+            return data
+    raise ProfileError("unknown profile %r; available profiles: %s"
+                       % (name, ", ".join(profile_names(dirs)) or "(none)"))
+
+
+def load_profile(name, dirs=None):
+    """The named profile with its ``extends`` chain applied (parents first)."""
+    chain = []
+    current = name
+    while current:
+        if current in chain:
+            raise ProfileError("profile %r extends itself through %s" % (name, " -> ".join(chain + [current])))
+        chain.append(current)
+        current = _read_profile(current, dirs).get("extends")
+    profile = {}
+    for member in reversed(chain):
+        profile = overlay(profile, _read_profile(member, dirs))
+    profile.pop("extends", None)
+    profile["name"] = name
+    return profile
+
+
+def flag_key(engine, flag):
+    """The identity of a flag for matching overrides: vLLM treats ``_`` as ``-``, SGLang does not."""
+    flag = str(flag).lstrip("-")
+    if ENGINES.get(engine, {}).get("underscores_are_hyphens"):
+        return flag.replace("_", "-")
+    return flag
+
+
+def overlay(base, delta, engine=None):
+    """``delta`` laid over ``base``: the overlay keys merge key by key, a null deletes a key.
+
+    Used both for ``extends`` and for inventory overrides, so both behave the same. Args are
+    matched by flag identity (``max_num_seqs`` replaces ``max-num-seqs`` for vLLM) and keep the
+    spelling and position of the base.
+    """
+    result = copy.deepcopy(base)
+    engine = engine or delta.get("engine") or base.get("engine")
+    for key, value in (delta or {}).items():
+        if key in OVERLAY_KEYS and isinstance(value, dict):
+            merged = dict(result.get(key) or {})
+            for sub, subvalue in value.items():
+                target = sub
+                if key == "args":
+                    target = next((k for k in merged if flag_key(engine, k) == flag_key(engine, sub)), sub)
+                if subvalue is None:
+                    merged.pop(target, None)
+                else:
+                    merged[target] = copy.deepcopy(subvalue)
+            result[key] = merged
+        elif value is None and key in result and key not in ("fallback",):
+            result.pop(key)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def apply_overrides(profile, overrides):
+    """Inventory overrides (``{args: {...}, env: {...}, image: {...}, expect: {...}}``) on a profile."""
+    overrides = overrides or {}
+    if not isinstance(overrides, dict):
+        raise ProfileError("profile overrides must be a mapping with keys among %s" % ", ".join(OVERLAY_KEYS))
+    unknown = sorted(set(overrides) - set(OVERLAY_KEYS) - {"model", "description"})
+    if unknown:
+        raise ProfileError("profile overrides have unknown keys %s; allowed: %s"
+                           % (", ".join(unknown), ", ".join(OVERLAY_KEYS + ("model",))))
+    return overlay(profile, overrides, engine=profile.get("engine"))
+
+
+def render_value(value):
+    """One arg value as the engine's CLI expects it: mappings and lists as compact JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def render_args(args):
+    """``{flag: value}`` to argv: ``true`` is a bare flag, ``false``/null are left out."""
+    argv = []
+    for flag, value in (args or {}).items():
+        if value is None or value is False:
+            continue
+        argv.append("--" + str(flag).lstrip("-"))
+        if value is not True:
+            argv.append(render_value(value))
+    return argv
+
+
+def engine_port(profile):
+    """The port the engine listens on inside the container."""
+    engine = ENGINES[profile["engine"]]
+    for flag, value in (profile.get("args") or {}).items():
+        if flag_key(profile["engine"], flag) == "port":
+            return int(value)
+    return engine["default_port"]
+
+
+def container_argv(profile):
+    """The container's command: the engine's launcher, the model, then the profile's args."""
+    engine_name = profile.get("engine")
+    if engine_name not in ENGINES:
+        raise ProfileError("profile %s: engine %r is not one of %s"
+                           % (profile.get("name"), engine_name, ", ".join(sorted(ENGINES))))
+    engine = ENGINES[engine_name]
+    model = profile.get("model")
+    if not model:
+        raise ProfileError("profile %s has no model" % profile.get("name"))
+    argv = list(engine["command"])
+    argv += [engine["model_flag"], model] if engine["model_flag"] else [model]
+    return argv + render_args(profile.get("args"))
+
+
+def image_ref(profile, registry_prefix=""):
+    """``repository@digest`` when pinned, else ``repository:tag``, behind an optional registry."""
+    image = profile.get("image") or {}
+    repository = image.get("repository")
+    if not repository:
+        raise ProfileError("profile %s has no image.repository" % profile.get("name"))
+    prefix = registry_prefix or ""
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    if image.get("digest"):
+        return "%s%s@%s" % (prefix, repository, image["digest"])
+    return "%s%s:%s" % (prefix, repository, image.get("tag") or "latest")
+
+
+LAUNCH_DEFAULTS = {
+    "name": None,
+    "port": None,
+    "network_mode": "bridge",
+    "registry_prefix": "",
+    "model_cache_dir": "/root/.cache/huggingface",
+    "extra_volumes": [],
+    "secret_env": ["HF_TOKEN"],
+    "env_file": None,
+    "restart_retries": 3,
+    "log_max_size": "100m",
+    "log_max_file": 3,
+    "labels": {},
+}
+
+
+def launch_spec(profile, options=None):
+    """Everything ``docker run`` needs for this profile, in one mapping.
+
+    The server role passes it to community.docker.docker_container; ``launch_script`` renders
+    the same mapping as bash. Keys follow docker_container's option names.
+    """
+    opts = dict(LAUNCH_DEFAULTS)
+    unknown = sorted(set(options or {}) - set(LAUNCH_DEFAULTS))
+    if unknown:
+        raise ProfileError("unknown launch options %s; allowed: %s"
+                           % (", ".join(unknown), ", ".join(sorted(LAUNCH_DEFAULTS))))
+    opts.update({k: v for k, v in (options or {}).items() if v is not None})
+    if opts["network_mode"] not in ("bridge", "host"):
+        raise ProfileError("network_mode must be bridge or host, not %r" % opts["network_mode"])
+    inner_port = engine_port(profile)
+    port = int(opts["port"] or inner_port)
+    if opts["network_mode"] == "host" and port != inner_port:
+        # On the host network the engine itself must listen on the serving port.
+        profile = overlay(profile, {"args": {"port": port}})
+        inner_port = port
+    argv = container_argv(profile)
+    name = opts["name"] or profile["name"]
+    volumes = ["%s:/root/.cache/huggingface" % opts["model_cache_dir"]] + list(opts["extra_volumes"])
+    labels = {
+        "inferops.serving.profile": profile["name"],
+        "inferops.serving.argv-sha256": argv_digest(profile, argv),
+    }
+    labels.update(opts["labels"] or {})
+    return {
+        "name": name,
+        "image": image_ref(profile, opts["registry_prefix"]),
+        "command": argv,
+        "env": {k: render_value(v) for k, v in (profile.get("env") or {}).items()},
+        "secret_env": list(opts["secret_env"] or []),
+        "env_file": opts["env_file"],
+        "device_requests": [{"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]}],
+        "ipc_mode": "host",
+        "network_mode": opts["network_mode"],
+        "published_ports": ["%d:%d" % (port, inner_port)] if opts["network_mode"] == "bridge" else [],
+        "port": port,
+        "volumes": volumes,
+        "restart_policy": "on-failure",
+        "restart_retries": int(opts["restart_retries"]),
+        "log_driver": "json-file",
+        "log_options": {"max-size": str(opts["log_max_size"]), "max-file": str(opts["log_max_file"])},
+        "labels": labels,
+    }
+
+
+def argv_digest(profile, argv=None):
+    """sha256 of what makes two deployments the same container: image, env and argv."""
+    payload = json.dumps({"image": image_ref(profile), "env": profile.get("env") or {},
+                          "argv": argv if argv is not None else container_argv(profile)},
+                         sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _q(word):
+    return shlex.quote(str(word))
+
+
+def launch_script(spec, profile=None):
+    """A bash script whose single ``docker run`` starts exactly the container of ``spec``."""
+    lines = ["#!/usr/bin/env bash", "#"]
+    if profile:
+        image = profile.get("image") or {}
+        lines += ["# inferops.serving profile %s (%s on %s)" % (profile["name"], profile.get("engine"),
+                                                              (profile.get("hardware") or {}).get("platform")),
+                  "# image %s:%s, engine %s" % (image.get("repository"), image.get("tag"),
+                                                image.get("engine_version"))]
+        measured = profile.get("measured") or {}
+        if measured.get("source"):
+            lines.append("# measured: %s" % measured["source"])
+    lines += ["# Generated by inferops.serving from the profile; edit the profile, not this file.",
+              "set -e"]
+    if spec.get("env_file"):
+        lines += ["if [ -r %s ]; then set -a; . %s; set +a; fi" % (_q(spec["env_file"]), _q(spec["env_file"]))]
+    lines.append("")
+    run = ["docker run -d --name %s" % _q(spec["name"]), "--gpus all", "--ipc=%s" % spec["ipc_mode"]]
+    if spec["network_mode"] == "host":
+        run.append("--network host")
+    run += ["-p %s" % p for p in spec["published_ports"]]
+    run += ["-v %s" % _q(v) for v in spec["volumes"]]
+    run += ['--env "%s=$%s"' % (name, name) for name in spec["secret_env"]]
+    run += ["-e %s" % _q("%s=%s" % (k, v)) for k, v in spec["env"].items()]
+    run += ["--restart %s:%d" % (spec["restart_policy"], spec["restart_retries"]),
+            "--log-driver %s" % spec["log_driver"]]
+    run += ["--log-opt %s" % _q("%s=%s" % kv) for kv in spec["log_options"].items()]
+    run += ["--label %s" % _q("%s=%s" % kv) for kv in sorted(spec["labels"].items())]
+    run.append(_q(spec["image"]))
+    command = spec["command"]
+    i = 0
+    while i < len(command) and not command[i].startswith("--") and command[i] != "-m":
+        i += 1
+    if i:  # the launcher and its module, e.g. python3 -m sglang.launch_server, on one line
+        while i < len(command) and not command[i].startswith("--"):
+            i += 1
+        run.append("\t" + " ".join(_q(w) for w in command[:i]))
+    while i < len(command):
+        word = command[i]
+        if word.startswith("--") and i + 1 < len(command) and not command[i + 1].startswith("--"):
+            run.append("\t%s %s" % (_q(word), _q(command[i + 1])))
+            i += 2
+        else:
+            run.append("\t" + _q(word))
+            i += 1
+    lines.append(" \\\n\t".join(run))
+    return "\n".join(lines) + "\n"
