@@ -143,6 +143,29 @@ def apply_overrides(profile, overrides):
     return overlay(profile, overrides, engine=profile.get("engine"))
 
 
+def apply_lock(profile, lock):
+    """Pin the profile's image from a lock file (``{images: {"repo:tag": {digest, engine_version}}}``).
+
+    The lock file is what ``playbooks/pin.yml`` writes into an inventory after a digest was
+    validated on a canary; an entry for the profile's ``repository:tag`` replaces its digest.
+    """
+    image = profile.get("image") or {}
+    entry = ((lock or {}).get("images") or {}).get("%s:%s" % (image.get("repository"), image.get("tag")))
+    if not entry:
+        return profile
+    if not isinstance(entry, dict) or not entry.get("digest"):
+        raise ProfileError("lock entry for %s:%s needs a digest" % (image.get("repository"), image.get("tag")))
+    pinned = {"digest": entry["digest"]}
+    if entry.get("engine_version"):
+        pinned["engine_version"] = entry["engine_version"]
+    return overlay(profile, {"image": pinned})
+
+
+def resolve_profile(name, dirs=None, lock=None, overrides=None):
+    """What a host deploys: the profile, pinned by the lock file, then the inventory overrides."""
+    return apply_overrides(apply_lock(load_profile(name, dirs), lock), overrides)
+
+
 def render_value(value):
     """One arg value as the engine's CLI expects it: mappings and lists as compact JSON."""
     if isinstance(value, (dict, list)):

@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: launch_script
+author: inferops.serving contributors
+short_description: A bash script whose one docker run starts a profile's container
+version_added: 0.1.0
+description:
+  - Renders the output of P(inferops.serving.launch_spec#filter) as a human-readable bash
+    script, in the seeds' form (C(docker run -d), no C(--rm), one flag per line).
+options:
+  _input:
+    description: A launch spec.
+    type: dict
+    required: true
+  profile:
+    description: The resolved profile, for the script's header (provenance, engine version).
+    type: dict
+"""
+
+EXAMPLES = r"""
+- name: Write the launch script of a profile
+  ansible.builtin.copy:
+    dest: /tmp/launch.sh
+    mode: "0755"
+    content: "{{ spec | inferops.serving.launch_script(profile) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: The script text.
+  type: str
+"""
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import launch_script
+
+
+class FilterModule:
+    def filters(self):
+        return {"launch_script": launch_script}

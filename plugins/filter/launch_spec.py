@@ -1,0 +1,66 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: launch_spec
+author: inferops.serving contributors
+short_description: The container a profile runs, as one mapping
+version_added: 0.1.0
+description:
+  - Renders a resolved profile (see P(inferops.serving.profile#lookup)) to the image reference,
+    command, environment and Docker options of its serving container.
+  - The keys follow M(community.docker.docker_container)'s option names; the same mapping feeds
+    P(inferops.serving.launch_script#filter), so the script and the container cannot differ.
+options:
+  _input:
+    description: A resolved profile.
+    type: dict
+    required: true
+  options:
+    description:
+      - Launch options. C(name) container name (default the profile name); C(port) serving port
+        on the host; C(network_mode) V(bridge) (publish the port, as the seeds do) or V(host);
+        C(registry_prefix) registry in front of the image repository; C(model_cache_dir) host
+        directory mounted at C(/root/.cache/huggingface); C(extra_volumes); C(secret_env) names
+        of variables passed from the caller's environment (default C(HF_TOKEN)); C(env_file);
+        C(restart_retries) bound of the on-failure restart policy; C(log_max_size);
+        C(log_max_file); C(labels).
+    type: dict
+    default: {}
+"""
+
+EXAMPLES = r"""
+- name: The container of the GB10 latency profile on the host network
+  ansible.builtin.set_fact:
+    spec: >-
+      {{ lookup('inferops.serving.profile', 'gb10-nvfp4-mtp-latency')
+         | inferops.serving.launch_spec({'network_mode': 'host', 'port': 8001}) }}
+"""
+
+RETURN = r"""
+_value:
+  description:
+    - C(name), C(image), C(command), C(env), C(secret_env), C(env_file), C(device_requests),
+      C(ipc_mode), C(network_mode), C(published_ports), C(port), C(volumes), C(restart_policy),
+      C(restart_retries), C(log_driver), C(log_options), C(labels).
+  type: dict
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, launch_spec
+
+
+def _launch_spec(profile, options=None):
+    try:
+        return launch_spec(profile, options)
+    except ProfileError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+class FilterModule:
+    def filters(self):
+        return {"launch_spec": _launch_spec}
