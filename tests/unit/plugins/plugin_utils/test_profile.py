@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Profiles render to the seeds' launch commands, flag for flag; overrides and pins behave."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
+from ansible_collections.inferops.serving.tests.unit.launch_scripts import (
+    flag_pairs,
+    parse_command,
+    parse_docker_run,
+)
+
+SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                     "fixtures", "seed_scripts")
+SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc38e776"
+# What the collection adds to the seeds' docker run: a bounded restart policy, rotated logs,
+# identifying labels. Everything else must be the seed's.
+OPERATIONAL_OPTIONS = {"--restart", "--log-driver", "--log-opt", "--label"}
+
+
+def seed(name):
+    with open(os.path.join(SEEDS, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def rendered(profile_name, **options):
+    profile = p.load_profile(profile_name)
+    return parse_docker_run(p.launch_script(p.launch_spec(profile, options), profile))
+
+
+def docker_options(run, drop=("--name", "-p")):
+    """The options that must match, as a sorted list; volumes by container path."""
+    kept = []
+    for opt, value in run["options"]:
+        if opt in drop or opt in OPERATIONAL_OPTIONS:
+            continue
+        if opt == "-v":
+            value = value.split(":", 1)[1]
+        kept.append((opt, value))
+    return sorted(kept, key=str)
+
+
+@pytest.mark.parametrize("profile,script", [
+    ("gb10-nvfp4-mtp-latency", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh"),
+    ("gb10-nvfp4-mtp-throughput", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh"),
+])
+def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
+    ours, theirs = rendered(profile), parse_docker_run(seed(script))
+    assert ours["argv"][0] == theirs["argv"][0]  # the model, positional
+    assert flag_pairs(ours["argv"]) == flag_pairs(theirs["argv"])
+    assert sorted(ours["argv"]) == sorted(theirs["argv"])
+    assert docker_options(ours) == docker_options(theirs)
+    # -d detached, no --rm (crash logs survive), the same GPU request and IPC mode.
+    assert ("-d", None) in ours["options"] and not any(o == "--rm" for o, _ in ours["options"])
+    # The seed runs the rolling tag; the profile pins the digest the seed names as tested-good.
+    assert theirs["image"] == "vllm/vllm-openai:cu130-nightly"
+    assert ours["image"] == "vllm/vllm-openai@" + SEED_DIGEST
+    assert SEED_DIGEST in seed(script)
+    extra = {o for o, _ in ours["options"]} - {o for o, _ in theirs["options"]}
+    assert extra == OPERATIONAL_OPTIONS
+
+
+def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():
+    ours = rendered("gb10-nvfp4-fallback")
+    theirs = parse_docker_run(seed("docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh"))
+    expected = flag_pairs(theirs["argv"])
+    del expected["--speculative_config"]
+    expected["--gpu-memory-utilization"] = "0.82"
+    assert flag_pairs(ours["argv"]) == expected
+    expected_options = [o for o in docker_options(theirs) if o != ("-e", "VLLM_USE_FLASHINFER_MOE_FP4=0")]
+    assert docker_options(ours) == expected_options
+    assert ours["image"] == "vllm/vllm-openai:v0.17.1-cu130"
+
+
+def test_g7e_profile_is_the_seed_repro_command():
+    env, argv = parse_command(seed("sglang-repro.sh"))
+    ours = rendered("g7e-fp8-sglang")
+    assert argv[:3] == ["python", "-m", "sglang.launch_server"]
+    assert ours["argv"][:3] == ["python3", "-m", "sglang.launch_server"]  # the image's python
+    assert flag_pairs(ours["argv"]) == flag_pairs(argv)
+    assert [("-e", "%s=%s" % kv) for kv in env.items()] == [o for o in ours["options"] if o[0] == "-e"]
+
+
+def test_g7e_eagle_profile_is_the_baseline_plus_the_seed_mtp_flags():
+    _env, baseline = parse_command(seed("sglang-repro.sh"))
+    _env, added = parse_command("x " + seed("sglang-eagle-flags.txt"))
+    expected = flag_pairs(baseline)
+    expected.update(flag_pairs(added))
+    assert flag_pairs(rendered("g7e-fp8-sglang-eagle")["argv"]) == expected
+    assert expected["--mem-fraction-static"] == "0.80"
+
+
+def test_host_network_moves_the_engine_to_the_serving_port():
+    run = rendered("gb10-nvfp4-mtp-latency", network_mode="host", port=8001, name="lab")
+    assert ("--network", "host") in run["options"]
+    assert not [o for o in run["options"] if o[0] == "-p"]
+    assert flag_pairs(run["argv"])["--port"] == "8001"
+    sglang = p.launch_spec(p.load_profile("g7e-fp8-sglang"), {"network_mode": "host", "port": 8002})
+    assert sglang["command"].count("--port") == 1
+    assert sglang["command"][sglang["command"].index("--port") + 1] == "8002"
+
+
+def test_bridge_network_publishes_the_serving_port_to_the_engine_port():
+    spec = p.launch_spec(p.load_profile("g7e-fp8-sglang"), {"port": 9000})
+    assert spec["published_ports"] == ["9000:8000"]
+
+
+def test_every_profile_renders_and_its_fallback_exists():
+    names = p.profile_names()
+    assert len(names) == 5
+    for name in names:
+        profile = p.load_profile(name)
+        assert profile["expect"]["engine"] == profile["engine"]
+        assert profile["measured"]["source"].startswith("seed 00")
+        if profile.get("fallback"):
+            assert profile["fallback"] in names
+        spec = p.launch_spec(profile)
+        assert spec["restart_policy"] == "on-failure" and 0 < spec["restart_retries"] <= 5
+        assert re.fullmatch(r"[0-9a-f]{64}", spec["labels"]["inferops.serving.argv-sha256"])
+
+
+def test_vllm_override_with_underscores_replaces_the_flag_in_place():
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-mtp-latency"), {"args": {"max_num_seqs": 8}})
+    assert "max_num_seqs" not in profile["args"] and profile["args"]["max-num-seqs"] == 8
+    assert list(profile["args"]).index("max-num-seqs") == list(p.load_profile("gb10-nvfp4-mtp-latency")["args"]).index("max-num-seqs")
+
+
+def test_sglang_override_with_underscores_is_a_different_flag():
+    profile = p.apply_overrides(p.load_profile("g7e-fp8-sglang"), {"args": {"tp_size": 4}})
+    assert profile["args"]["tp-size"] == 8 and profile["args"]["tp_size"] == 4
+
+
+def test_null_override_removes_flag_and_env():
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-mtp-latency"),
+                                {"args": {"speculative_config": None}, "env": {"VLLM_USE_FLASHINFER_MOE_FP4": None}})
+    argv = p.container_argv(profile)
+    assert "--speculative_config" not in argv and "VLLM_USE_FLASHINFER_MOE_FP4" not in profile["env"]
+
+
+def test_false_leaves_a_boolean_flag_out():
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-mtp-latency"), {"args": {"async-scheduling": False}})
+    assert "--async-scheduling" not in p.container_argv(profile)
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"argz": {}}, "unknown keys argz"),
+    (["args"], "must be a mapping"),
+])
+def test_bad_overrides_are_refused_with_the_fix(overrides, message):
+    with pytest.raises(p.ProfileError, match=message):
+        p.apply_overrides(p.load_profile("gb10-nvfp4-mtp-latency"), overrides)
+
+
+def test_unknown_profile_lists_the_available_ones():
+    with pytest.raises(p.ProfileError) as err:
+        p.load_profile("gb10-nvfp4-mtp-latencyy")
+    assert "available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback" in str(err.value)
+
+
+def test_extends_cycle_is_refused(tmp_path):
+    (tmp_path / "a.yml").write_text("name: a\nextends: b\n")
+    (tmp_path / "b.yml").write_text("name: b\nextends: a\n")
+    with pytest.raises(p.ProfileError, match="extends itself through a -> b -> a"):
+        p.load_profile("a", dirs=[str(tmp_path)])
+
+
+def test_profile_with_unknown_key_is_refused(tmp_path):
+    (tmp_path / "x.yml").write_text("name: x\nengine: vllm\nargz: {}\n")
+    with pytest.raises(p.ProfileError, match="unknown keys argz"):
+        p.load_profile("x", dirs=[str(tmp_path)])
+
+
+def test_inventory_profile_dir_extends_a_shipped_profile(tmp_path):
+    (tmp_path / "site-gb10.yml").write_text(
+        "name: site-gb10\nextends: gb10-nvfp4-mtp-throughput\nargs:\n  max-num-seqs: 16\n")
+    profile = p.load_profile("site-gb10", dirs=[str(tmp_path)])
+    assert profile["args"]["max-num-seqs"] == 16 and profile["args"]["max-num-batched-tokens"] == 8192
+    assert "site-gb10" in p.profile_names([str(tmp_path)])
+
+
+def test_lock_file_pins_the_digest_and_engine_version():
+    digest = "sha256:" + "a" * 64
+    lock = {"images": {"vllm/vllm-openai:v0.17.1-cu130": {"digest": digest, "engine_version": "0.17.1"}}}
+    profile = p.resolve_profile("gb10-nvfp4-fallback", lock=lock)
+    assert p.image_ref(profile, "127.0.0.1:5000") == "127.0.0.1:5000/vllm/vllm-openai@" + digest
+    # an entry for another tag leaves the profile alone
+    assert p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock)["image"]["digest"] == SEED_DIGEST
+
+
+def test_explicit_override_beats_the_lock_file():
+    lock = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "b" * 64}}}
+    chosen = "sha256:" + "c" * 64
+    profile = p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock, overrides={"image": {"digest": chosen}})
+    assert profile["image"]["digest"] == chosen
+
+
+def test_argv_digest_changes_with_argv_env_and_image():
+    base = p.load_profile("gb10-nvfp4-mtp-latency")
+    same = p.load_profile("gb10-nvfp4-mtp-latency")
+    assert p.argv_digest(base) == p.argv_digest(same)
+    for change in ({"args": {"max-num-seqs": 5}}, {"env": {"X": "1"}}, {"image": {"digest": "sha256:" + "d" * 64}}):
+        assert p.argv_digest(p.apply_overrides(base, change)) != p.argv_digest(base)
+
+
+def test_unknown_launch_option_is_refused():
+    with pytest.raises(p.ProfileError, match="unknown launch options netwrok_mode"):
+        p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"), {"netwrok_mode": "host"})
