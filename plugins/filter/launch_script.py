@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
-# Copyright: inferops.serving contributors
-# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: launch_script
-author: inferops.serving contributors
+author: inferops.serving contributors (@inferops)
 short_description: A bash script whose one docker run starts a profile's container
 version_added: 0.1.0
 description:

@@ -1,0 +1,33 @@
+# inferops.serving: the two commands are `make site` (the main job) and `make test` (every test).
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+INVENTORY ?= inventories/lab
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(BIN):$(PATH)
+
+.PHONY: site test env lint sanity unit lab-up lab-down lab-tests
+
+## site: converge site.yml; with no INVENTORY=..., the local lab fleet (set up first)
+site: env
+	@if [ "$(INVENTORY)" = "inventories/lab" ]; then tests/lab/lab.sh up; fi
+	ansible-playbook -i $(INVENTORY) site.yml
+
+## test: lint, ansible-test sanity, unit tests, then the lab (molecule scenarios, end to end)
+test: env
+	scripts/run-tests
+
+env:
+	scripts/bootstrap-python
+	scripts/link-collection
+
+lint: env
+	ansible-lint
+sanity: env
+	scripts/sanity
+unit: env
+	pytest tests/unit -q
+lab-up: env
+	tests/lab/lab.sh up
+lab-down:
+	tests/lab/lab.sh down
