@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/show_launch.yml as a user runs it: no host, a script that diffs clean against the seed."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ansible_collections.inferops.serving.tests.unit.launch_scripts import flag_pairs, parse_docker_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SEEDS = os.path.join(ROOT, "tests", "unit", "fixtures", "seed_scripts")
+
+
+def show_launch(*extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    return subprocess.run([playbook, "playbooks/show_launch.yml"] + list(extra), cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_writes_the_seed_launch_script(tmp_path):
+    dest = tmp_path / "launch.sh"
+    result = show_launch("-e", "profile=gb10-nvfp4-mtp-throughput", "-e", "dest=%s" % dest)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert os.access(dest, os.X_OK)
+    ours = parse_docker_run(dest.read_text())
+    with open(os.path.join(SEEDS, "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh")) as handle:
+        theirs = parse_docker_run(handle.read())
+    assert flag_pairs(ours["argv"]) == flag_pairs(theirs["argv"])
+    bash = subprocess.run(["bash", "-n", str(dest)], capture_output=True, text=True)
+    assert bash.returncode == 0, bash.stderr
+
+
+def test_without_a_profile_lists_them():
+    result = show_launch()
+    assert result.returncode != 0
+    assert "Available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback" in result.stdout
+
+
+def test_unknown_profile_is_refused_with_the_list():
+    result = show_launch("-e", "profile=gb10-latency")
+    assert result.returncode != 0
+    assert "unknown profile 'gb10-latency'; available profiles:" in result.stdout.replace("\n", " ").replace("  ", " ")
+
+
+@pytest.mark.parametrize("overrides,expected", [
+    ('{"overrides": {"args": {"max-num-seqs": 8}}}', "--max-num-seqs 8"),
+    ('{"overrides": {"args": {"max_num_seqs": 8}}}', "--max-num-seqs 8"),
+])
+def test_overrides_reach_the_script(tmp_path, overrides, expected):
+    dest = tmp_path / "launch.sh"
+    result = show_launch("-e", "profile=gb10-nvfp4-mtp-latency", "-e", "dest=%s" % dest, "-e", overrides)
+    assert result.returncode == 0, result.stdout
+    assert expected in dest.read_text()
+
+
+def test_lint_error_stops_before_writing(tmp_path):
+    dest = tmp_path / "launch.sh"
+    result = show_launch("-e", "profile=gb10-nvfp4-mtp-latency", "-e", "dest=%s" % dest,
+                         "-e", '{"overrides": {"args": {"max-num-seqz": 8}}}')
+    assert result.returncode != 0
+    assert "max-num-seqs" in result.stdout  # the nearest real flag is suggested
+    assert not dest.exists()
