@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""GPU facts from ``nvidia-smi --query-gpu`` and ``/proc/meminfo``, as pure functions."""
+from __future__ import annotations
+
+import csv
+
+QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "driver_version")
+NVIDIA_SMI_ARGS = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
+
+# What nvidia-smi prints for a value the device cannot report (GB10's memory.total: its
+# memory is the host's unified LPDDR5X, so there is no dedicated framebuffer to report).
+_UNAVAILABLE = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", ""}
+
+
+class GpuParseError(ValueError):
+    """nvidia-smi or meminfo output is not in the expected shape."""
+
+
+def _value(text):
+    text = text.strip()
+    return None if text.lower() in _UNAVAILABLE else text
+
+
+def parse_nvidia_smi(text):
+    """One dict per GPU from ``nvidia-smi --query-gpu=<QUERY_FIELDS> --format=csv,noheader,nounits``.
+
+    ``memory_total_mib`` is None where the device reports no dedicated memory (GB10).
+    """
+    gpus = []
+    for row in csv.reader([line for line in text.splitlines() if line.strip()], skipinitialspace=True):
+        if len(row) != len(QUERY_FIELDS):
+            raise GpuParseError("expected %d comma-separated fields (%s) per GPU, got %r"
+                                % (len(QUERY_FIELDS), ", ".join(QUERY_FIELDS), ", ".join(row)))
+        index, name, compute_cap, memory, driver = (_value(field) for field in row)
+        try:
+            gpus.append({
+                "index": int(index),
+                "name": name,
+                "compute_capability": compute_cap,
+                "memory_total_mib": int(float(memory)) if memory is not None else None,
+                "driver_version": driver,
+            })
+        except (TypeError, ValueError) as exc:
+            raise GpuParseError("cannot read GPU line %r: %s" % (", ".join(row), exc)) from exc
+    return gpus
+
+
+def parse_meminfo(text):
+    """``MemTotal`` and ``MemAvailable`` (KiB) from the text of ``/proc/meminfo``."""
+    values = {}
+    for line in text.splitlines():
+        key, sep, rest = line.partition(":")
+        if sep and key in ("MemTotal", "MemAvailable"):
+            try:
+                values[key] = int(rest.split()[0])
+            except (IndexError, ValueError) as exc:
+                raise GpuParseError("cannot read meminfo line %r" % line) from exc
+    missing = [key for key in ("MemTotal", "MemAvailable") if key not in values]
+    if missing:
+        raise GpuParseError("meminfo has no %s line" % " or ".join(missing))
+    return {"mem_total_kib": values["MemTotal"], "mem_available_kib": values["MemAvailable"]}
+
+
+def _common(gpus, key):
+    """The value every GPU shares, or None when there are none or they differ."""
+    values = {gpu[key] for gpu in gpus}
+    return values.pop() if len(values) == 1 else None
+
+
+def gpu_facts(gpus, meminfo):
+    """The facts gpu_info returns: per-GPU list plus what the host's GPUs have in common.
+
+    ``name``, ``compute_capability``, ``memory_total_mib`` and ``driver_version`` are None when
+    the GPUs differ (a mixed host); ``unified_memory`` is true when a GPU reports no memory.
+    """
+    return {
+        "gpus": gpus,
+        "count": len(gpus),
+        "name": _common(gpus, "name"),
+        "compute_capability": _common(gpus, "compute_capability"),
+        "memory_total_mib": _common(gpus, "memory_total_mib"),
+        "driver_version": _common(gpus, "driver_version"),
+        "unified_memory": any(gpu["memory_total_mib"] is None for gpu in gpus),
+        "mem_total_kib": meminfo["mem_total_kib"],
+        "mem_available_kib": meminfo["mem_available_kib"],
+    }

@@ -1,0 +1,190 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: gpu_info
+short_description: NVIDIA GPU and host memory facts from nvidia-smi and meminfo
+version_added: 0.1.0
+author: inferops.serving contributors
+description:
+  - Runs C(nvidia-smi --query-gpu=index,name,compute_cap,memory.total,driver_version
+    --format=csv,noheader,nounits) and reads C(MemTotal) and C(MemAvailable) from O(meminfo_path).
+  - On unified-memory devices such as the DGX Spark's GB10, C(nvidia-smi) reports no memory
+    (C([N/A])); the module returns RV(memory_total_mib=null) and RV(unified_memory=true) there,
+    and the host's memory facts are what the GPU can use.
+  - Fails when C(nvidia-smi) is missing or exits with an error, with its output.
+extends_documentation_fragment:
+  - inferops.serving.attributes
+  - inferops.serving.attributes.INFO_MODULE
+  - inferops.serving.attributes.ACTIONGROUP_SERVING
+options:
+  nvidia_smi:
+    description:
+      - Name or absolute path of the C(nvidia-smi) executable. A name is looked up on E(PATH)
+        and in the usual system directories.
+    type: str
+    default: nvidia-smi
+  meminfo_path:
+    description:
+      - File in C(/proc/meminfo) format to read host memory from.
+      - Tests point this at a simulated file.
+    type: path
+    default: /proc/meminfo
+notes:
+  - The module runs on the target and needs the NVIDIA driver installed there, not the container toolkit.
+seealso:
+  - name: nvidia-smi documentation
+    description: The query fields and their meaning.
+    link: https://docs.nvidia.com/deploy/nvidia-smi/index.html
+"""
+
+EXAMPLES = r"""
+- name: Read the GPUs of the host
+  inferops.serving.gpu_info:
+  register: gpu
+
+- name: Refuse a host without eight GPUs
+  ansible.builtin.assert:
+    that: gpu.count == 8
+    fail_msg: "{{ inventory_hostname }} has {{ gpu.count }} GPUs, the profile needs 8"
+
+- name: Read memory from a simulated meminfo file
+  inferops.serving.gpu_info:
+    meminfo_path: /opt/lab/meminfo
+  register: gpu
+"""
+
+RETURN = r"""
+gpus:
+  description: One entry per GPU, in C(nvidia-smi) order.
+  returned: success
+  type: list
+  elements: dict
+  contains:
+    index:
+      description: GPU index.
+      type: int
+      sample: 0
+    name:
+      description: Product name.
+      type: str
+      sample: NVIDIA RTX PRO 6000 Blackwell Server Edition
+    compute_capability:
+      description: CUDA compute capability, C(major.minor).
+      type: str
+      sample: "12.0"
+    memory_total_mib:
+      description: Dedicated memory in MiB, V(null) when the device reports none (unified memory).
+      type: int
+      sample: 97887
+    driver_version:
+      description: NVIDIA driver version.
+      type: str
+      sample: 580.126.09
+  sample:
+    - index: 0
+      name: NVIDIA GB10
+      compute_capability: "12.1"
+      memory_total_mib: null
+      driver_version: 580.95.05
+count:
+  description: Number of GPUs.
+  returned: success
+  type: int
+  sample: 8
+name:
+  description: Product name shared by all GPUs, V(null) when there are none or they differ.
+  returned: success
+  type: str
+  sample: NVIDIA GB10
+compute_capability:
+  description: Compute capability shared by all GPUs, V(null) when there are none or they differ.
+  returned: success
+  type: str
+  sample: "12.1"
+memory_total_mib:
+  description: Dedicated memory per GPU in MiB shared by all GPUs, V(null) on unified memory or when they differ.
+  returned: success
+  type: int
+  sample: 97887
+driver_version:
+  description: Driver version shared by all GPUs.
+  returned: success
+  type: str
+  sample: 580.126.09
+unified_memory:
+  description: V(true) when a GPU reports no dedicated memory (GB10); its memory is the host's.
+  returned: success
+  type: bool
+  sample: true
+mem_total_kib:
+  description: C(MemTotal) of O(meminfo_path) in KiB.
+  returned: success
+  type: int
+  sample: 127506252
+mem_available_kib:
+  description: C(MemAvailable) of O(meminfo_path) in KiB.
+  returned: success
+  type: int
+  sample: 121334560
+"""
+
+import os
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
+    NVIDIA_SMI_ARGS,
+    GpuParseError,
+    gpu_facts,
+    parse_meminfo,
+    parse_nvidia_smi,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            nvidia_smi=dict(type="str", default="nvidia-smi"),
+            meminfo_path=dict(type="path", default="/proc/meminfo"),
+        ),
+        supports_check_mode=True,
+    )
+    nvidia_smi = module.params["nvidia_smi"]
+    if os.path.isabs(nvidia_smi):
+        executable = nvidia_smi if os.access(nvidia_smi, os.X_OK) else None
+    else:
+        executable = module.get_bin_path(nvidia_smi)
+    if not executable:
+        module.fail_json(msg="%s not found on this host: install the NVIDIA driver (it ships nvidia-smi) "
+                             "or give its path in the nvidia_smi option" % nvidia_smi)
+
+    rc, out, err = module.run_command([executable] + NVIDIA_SMI_ARGS)
+    if rc != 0:
+        module.fail_json(msg="%s failed (rc %d): %s. Check that the NVIDIA driver is loaded "
+                             "(a driver/library version mismatch needs a reboot)"
+                             % (executable, rc, (err or out).strip()),
+                         rc=rc, stdout=out, stderr=err)
+    try:
+        gpus = parse_nvidia_smi(out)
+    except GpuParseError as exc:
+        module.fail_json(msg="cannot parse the output of %s: %s" % (executable, exc), stdout=out,
+                         exception=traceback.format_exc())
+
+    try:
+        with open(module.params["meminfo_path"], encoding="utf-8") as handle:
+            meminfo = parse_meminfo(handle.read())
+    except (OSError, GpuParseError) as exc:
+        module.fail_json(msg="cannot read host memory from %s: %s" % (module.params["meminfo_path"], exc),
+                         exception=traceback.format_exc())
+
+    module.exit_json(changed=False, **gpu_facts(gpus, meminfo))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""GPU fact parsing against the output shapes nvidia-smi really prints (seed 000, seed 002)."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
+    NVIDIA_SMI_ARGS,
+    GpuParseError,
+    gpu_facts,
+    parse_meminfo,
+    parse_nvidia_smi,
+)
+
+# DGX Spark / GB10: unified memory, so memory.total is not reported.
+GB10 = "0, NVIDIA GB10, 12.1, [N/A], 580.95.05\n"
+# AWS g7e.48xlarge (seed 002's nvidia-smi table: 97887MiB, driver 580.126.09).
+RTX_PRO_6000 = "".join(
+    "%d, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 97887, 580.126.09\n" % i for i in range(8))
+MEMINFO = """MemTotal:       127506252 kB
+MemFree:         2412284 kB
+MemAvailable:   121334560 kB
+Buffers:           81232 kB
+"""
+MEMINFO_FACTS = {"mem_total_kib": 127506252, "mem_available_kib": 121334560}
+
+
+def test_query_is_the_documented_one():
+    assert NVIDIA_SMI_ARGS == ["--query-gpu=index,name,compute_cap,memory.total,driver_version",
+                               "--format=csv,noheader,nounits"]
+
+
+def test_gb10_reports_no_memory():
+    gpus = parse_nvidia_smi(GB10)
+    assert gpus == [{"index": 0, "name": "NVIDIA GB10", "compute_capability": "12.1",
+                     "memory_total_mib": None, "driver_version": "580.95.05"}]
+    facts = gpu_facts(gpus, MEMINFO_FACTS)
+    assert facts["unified_memory"] is True
+    assert facts["memory_total_mib"] is None
+    assert (facts["count"], facts["name"], facts["compute_capability"]) == (1, "NVIDIA GB10", "12.1")
+    assert facts["mem_available_kib"] == 121334560
+
+
+def test_eight_rtx_pro_6000():
+    facts = gpu_facts(parse_nvidia_smi(RTX_PRO_6000), MEMINFO_FACTS)
+    assert facts["count"] == 8
+    assert [gpu["index"] for gpu in facts["gpus"]] == list(range(8))
+    assert facts["name"] == "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    assert facts["compute_capability"] == "12.0"
+    assert facts["memory_total_mib"] == 97887
+    assert facts["driver_version"] == "580.126.09"
+    assert facts["unified_memory"] is False
+
+
+@pytest.mark.parametrize("unavailable", ["[N/A]", "N/A", "[Not Supported]", "[Unknown Error]"])
+def test_every_unavailable_spelling_is_null(unavailable):
+    assert parse_nvidia_smi("0, NVIDIA GB10, 12.1, %s, 580.95.05" % unavailable)[0]["memory_total_mib"] is None
+
+
+def test_mixed_gpus_have_no_common_name():
+    text = "0, NVIDIA GB10, 12.1, [N/A], 580.95.05\n1, NVIDIA H100, 9.0, 81559, 580.95.05\n"
+    facts = gpu_facts(parse_nvidia_smi(text), MEMINFO_FACTS)
+    assert facts["count"] == 2
+    assert facts["name"] is None and facts["compute_capability"] is None
+    assert facts["driver_version"] == "580.95.05"
+
+
+def test_no_gpus():
+    facts = gpu_facts(parse_nvidia_smi("\n"), MEMINFO_FACTS)
+    assert facts["count"] == 0 and facts["name"] is None and facts["unified_memory"] is False
+
+
+@pytest.mark.parametrize("text", [
+    "0, NVIDIA GB10, 12.1, [N/A]",                       # a field short
+    "zero, NVIDIA GB10, 12.1, [N/A], 580.95.05",         # index not a number
+    "0, NVIDIA H100, 9.0, lots, 580.95.05",              # memory not a number
+    "No devices were found",
+])
+def test_unexpected_output_is_an_error(text):
+    with pytest.raises(GpuParseError):
+        parse_nvidia_smi(text)
+
+
+def test_meminfo():
+    assert parse_meminfo(MEMINFO) == MEMINFO_FACTS
+
+
+@pytest.mark.parametrize("text", ["MemTotal: 100 kB\n", "", "MemTotal: x kB\nMemAvailable: 1 kB\n"])
+def test_meminfo_needs_total_and_available(text):
+    with pytest.raises(GpuParseError):
+        parse_meminfo(text)

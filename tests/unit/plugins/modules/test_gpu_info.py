@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""gpu_info as a whole module, with a stand-in nvidia-smi that prints the real output shapes."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.modules import gpu_info
+
+GB10 = "0, NVIDIA GB10, 12.1, [N/A], 580.95.05"
+RTX_PRO_6000 = "\n".join(
+    "%d, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 97887, 580.126.09" % i for i in range(8))
+
+
+@pytest.fixture
+def meminfo(tmp_path):
+    path = tmp_path / "meminfo"
+    path.write_text("MemTotal:       127506252 kB\nMemAvailable:   121334560 kB\n")
+    return str(path)
+
+
+def fake_nvidia_smi(tmp_path, stdout, rc=0, stderr=""):
+    path = tmp_path / "nvidia-smi"
+    path.write_text("#!/bin/sh\n"
+                    "[ \"$1\" = --query-gpu=index,name,compute_cap,memory.total,driver_version ] || exit 9\n"
+                    "cat <<'OUT'\n%s\nOUT\necho '%s' >&2\nexit %d\n" % (stdout, stderr, rc))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_gb10(run_module, tmp_path, meminfo):
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10),
+                                           "meminfo_path": meminfo}, check_mode=True)
+    assert not failed and result["changed"] is False
+    assert result["count"] == 1 and result["name"] == "NVIDIA GB10"
+    assert result["compute_capability"] == "12.1"
+    assert result["memory_total_mib"] is None and result["unified_memory"] is True
+    assert (result["mem_total_kib"], result["mem_available_kib"]) == (127506252, 121334560)
+
+
+def test_rtx_pro_6000(run_module, tmp_path, meminfo):
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, RTX_PRO_6000),
+                                           "meminfo_path": meminfo})
+    assert not failed
+    assert result["count"] == 8 and result["memory_total_mib"] == 97887
+    assert result["driver_version"] == "580.126.09" and result["unified_memory"] is False
+
+
+def test_missing_nvidia_smi(run_module, meminfo):
+    failed, result = run_module(gpu_info, {"nvidia_smi": "nvidia-smi-not-installed", "meminfo_path": meminfo})
+    assert failed and "install the NVIDIA driver" in result["msg"]
+
+
+def test_nvidia_smi_error(run_module, tmp_path, meminfo):
+    smi = fake_nvidia_smi(tmp_path, "", rc=9,
+                          stderr="Failed to initialize NVML: Driver/library version mismatch")
+    failed, result = run_module(gpu_info, {"nvidia_smi": smi, "meminfo_path": meminfo})
+    assert failed and "Driver/library version mismatch" in result["msg"] and result["rc"] == 9
+
+
+def test_unreadable_meminfo(run_module, tmp_path):
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10),
+                                           "meminfo_path": str(tmp_path / "absent")})
+    assert failed and "cannot read host memory" in result["msg"]
