@@ -1,0 +1,361 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The inferops lab on one machine: a Docker engine, debootstrapped base images, a registry on
+# 127.0.0.1:5000, a GPG-signed apt repository on loopback serving the NVIDIA Container Toolkit
+# test double, and the engine simulator images pushed under their real names.
+#
+#   tests/lab/lab.sh up              set up whatever is missing (idempotent; fast when up)
+#   tests/lab/lab.sh status          what is up
+#   tests/lab/lab.sh down [--purge]  stop what the lab started; --purge also drops images/state
+#
+# Runs as root on Debian without systemd (CI's machine); state and logs live in <repo>/.lab/.
+# Environment: LAB_APT_PORT (default 5080), LAB_SKIP_ENGINE_SIM=1 (do not build the simulator).
+set -euo pipefail
+
+LAB_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$LAB_SRC/../.." && pwd)"
+export LAB_DIR="${LAB_DIR:-$REPO/.lab}"
+RUN="$LAB_DIR/run"
+LOG="$LAB_DIR/log"
+REGISTRY="127.0.0.1:5000"
+APT_PORT="${LAB_APT_PORT:-5080}"
+APT_URL="http://127.0.0.1:$APT_PORT/libnvidia-container"
+BASE_IMAGE="inferops-lab/base:bookworm"
+TARGET_OS_IMAGE="inferops-lab/target-os:bookworm"
+TARGET_IMAGE="inferops-lab/target:bookworm"
+LOCK_FILE="$REPO/inventories/lab/image-lock.yml"
+TOOLKIT_VERSIONS=(1.17.8-1 1.18.0-1)
+# repository:tag  engine  engine version  fault
+ENGINE_IMAGES=(
+  "vllm/vllm-openai:cu130-nightly vllm 0.19.2rc1.dev134 -"
+  "vllm/vllm-openai:v0.17.1-cu130 vllm 0.17.1 -"
+  "lmsysorg/sglang:v0.5.13-cu130 sglang 0.5.13 -"
+  "vllm/vllm-openai:cu130-nightly-bad vllm 0.19.2rc1.dev134 illegal_memory_access_on_first_spec"
+)
+PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates)
+# The Debian engine and its CLI (the machine may also carry a newer static CLI in /usr/local/bin).
+DOCKER_BIN=/usr/bin/docker
+
+say() { printf '[lab] %s\n' "$*"; }
+die() { printf '[lab] ERROR: %s\n' "$*" >&2; exit 1; }
+docker() { "$DOCKER_BIN" "$@"; }
+
+# Hash of files (paths relative to $1 and contents), to rebuild only what changed.
+tree_hash() {
+  local dir="$1"; shift
+  (cd "$dir" && find "$@" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 | sort -z |
+    xargs -0 sha256sum) | sha256sum | cut -c1-16
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# Start a background service with its own pid file and log; detached from this shell.
+spawn() {
+  local name="$1"; shift
+  mkdir -p "$RUN" "$LOG"
+  setsid nohup "$@" >>"$LOG/$name.log" 2>&1 </dev/null &
+  echo $! >"$RUN/$name.pid"
+}
+
+wait_for() {
+  local what="$1" seconds="$2"; shift 2
+  local i
+  for ((i = 0; i < seconds * 4; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.25
+  done
+  die "$what did not come up within ${seconds}s (logs in $LOG)"
+}
+
+stop_pid() {
+  local name="$1" pidfile="$RUN/$1.pid" i
+  if pid_alive "$pidfile"; then
+    say "stopping $name (pid $(cat "$pidfile"))"
+    kill "$(cat "$pidfile")" 2>/dev/null || true
+    for ((i = 0; i < 120; i++)); do pid_alive "$pidfile" || break; sleep 0.25; done
+    pid_alive "$pidfile" && kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
+# --- packages -----------------------------------------------------------------------------
+ensure_packages() {
+  local missing=() pkg
+  for pkg in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "packages: present (${PACKAGES[*]})"
+    return
+  fi
+  say "packages: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update >"$LOG/apt-get.log" 2>&1 || die "apt-get update failed (see $LOG/apt-get.log)"
+  apt-get install -y --no-install-recommends "${missing[@]}" >>"$LOG/apt-get.log" 2>&1 ||
+    die "apt-get install failed (see $LOG/apt-get.log)"
+}
+
+# --- Docker engine ------------------------------------------------------------------------
+engine_up() { docker info >/dev/null 2>&1; }
+
+# overlay2 needs a working overlay mount on the filesystem of /var/lib/docker; else vfs.
+pick_storage_driver() {
+  local probe
+  mkdir -p /var/lib/docker
+  probe="$(mktemp -d /var/lib/docker/.inferops-lab-overlay-probe.XXXXXX)"
+  mkdir -p "$probe"/{lower,upper,work,merged}
+  if mount -t overlay overlay \
+      -o "lowerdir=$probe/lower,upperdir=$probe/upper,workdir=$probe/work" "$probe/merged" 2>/dev/null; then
+    umount "$probe/merged"
+    echo overlay2
+  else
+    echo vfs
+  fi
+  rm -rf "$probe"
+}
+
+ensure_engine() {
+  if engine_up; then
+    say "docker engine: running ($(docker info --format '{{.Driver}}') storage driver$(
+      [ -f "$RUN/dockerd.pid" ] && echo ', started by the lab' || echo ', not started by the lab'))"
+    return
+  fi
+  [ -d /run/systemd/system ] && command -v systemctl >/dev/null && {
+    say "docker engine: starting docker.service (systemd)"
+    systemctl start docker
+    wait_for "dockerd" 60 engine_up
+    return
+  }
+  local driver
+  driver="$(pick_storage_driver)"
+  mkdir -p "$LAB_DIR/docker"
+  # No bridge and no iptables: the lab's containers use the host network only.
+  printf '{"storage-driver": "%s", "bridge": "none", "iptables": false}\n' "$driver" \
+    >"$LAB_DIR/docker/daemon.json"
+  say "docker engine: starting dockerd ($driver storage driver; log $LOG/dockerd.log)"
+  spawn dockerd dockerd --config-file "$LAB_DIR/docker/daemon.json" --pidfile "$RUN/dockerd.docker.pid"
+  wait_for "dockerd" 60 engine_up
+}
+
+# --- images -------------------------------------------------------------------------------
+image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+image_label() { docker image inspect --format "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null || true; }
+
+ensure_images() {
+  local pids=() kind image
+  for kind in base target; do
+    image="$BASE_IMAGE"; [ "$kind" = target ] && image="$TARGET_OS_IMAGE"
+    if image_exists "$image"; then
+      say "image $image: present"
+    else
+      say "image $image: building with debootstrap (about a minute; log $LOG/debootstrap-$kind.log)"
+      "$LAB_SRC/setup/build-os-image.sh" "$kind" "$image" >"$LOG/build-$kind.log" 2>&1 &
+      pids+=($!)
+    fi
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || die "debootstrap image build failed (see $LOG/build-*.log)"
+  done
+  local hash
+  hash="$(tree_hash "$LAB_SRC" toolkit/src/nvidia-smi toolkit/set-hardware setup/target.Dockerfile)"
+  hash="$hash-$(docker image inspect --format '{{.Id}}' "$TARGET_OS_IMAGE" | cut -c8-19)"
+  if [ "$(image_label "$TARGET_IMAGE" inferops-lab.src-hash)" = "$hash" ]; then
+    say "image $TARGET_IMAGE: up to date"
+  else
+    say "image $TARGET_IMAGE: building (driver double + set-hardware on top of $TARGET_OS_IMAGE)"
+    docker build --network host -q --label "inferops-lab.src-hash=$hash" \
+      --build-arg "OS_IMAGE=$TARGET_OS_IMAGE" -f "$LAB_SRC/setup/target.Dockerfile" \
+      -t "$TARGET_IMAGE" "$LAB_SRC/toolkit" >"$LOG/build-target-final.log" 2>&1 ||
+      die "building $TARGET_IMAGE failed (see $LOG/build-target-final.log)"
+  fi
+}
+
+# --- registry -----------------------------------------------------------------------------
+registry_up() { curl -fsS "http://$REGISTRY/v2/" >/dev/null 2>&1; }
+
+ensure_registry() {
+  if registry_up; then
+    say "registry: up at http://$REGISTRY"
+    return
+  fi
+  mkdir -p "$LAB_DIR/registry/storage"
+  cat >"$LAB_DIR/registry/config.yml" <<EOF
+version: 0.1
+log:
+  level: info
+storage:
+  filesystem:
+    rootdirectory: $LAB_DIR/registry/storage
+  delete:
+    enabled: true
+http:
+  addr: $REGISTRY
+EOF
+  say "registry: starting docker-registry on $REGISTRY (log $LOG/registry.log)"
+  spawn registry docker-registry serve "$LAB_DIR/registry/config.yml"
+  wait_for "registry" 30 registry_up
+}
+
+# --- apt repository -----------------------------------------------------------------------
+apt_up() { curl -fsS "$APT_URL/gpgkey" >/dev/null 2>&1; }
+
+ensure_apt_repo() {
+  local www="$LAB_DIR/apt/www" hash
+  hash="$(tree_hash "$LAB_SRC" toolkit/src toolkit/build-debs.sh apt/build-repo.sh)"
+  if [ "$(cat "$LAB_DIR/apt/src-hash" 2>/dev/null)" = "$hash" ] &&
+     [ -f "$www/libnvidia-container/gpgkey" ]; then
+    say "apt repository: up to date (toolkit double ${TOOLKIT_VERSIONS[*]})"
+  else
+    say "apt repository: building toolkit double ${TOOLKIT_VERSIONS[*]} and signing the repo"
+    rm -rf "$LAB_DIR/apt/debs"
+    "$LAB_SRC/toolkit/build-debs.sh" "$LAB_DIR/apt/debs" "${TOOLKIT_VERSIONS[@]}"
+    "$LAB_SRC/apt/build-repo.sh" "$www" "$LAB_DIR/apt/gnupg" "$LAB_DIR/apt/debs"
+    echo "$hash" >"$LAB_DIR/apt/src-hash"
+  fi
+  if apt_up; then
+    say "apt repository: served at $APT_URL"
+    return
+  fi
+  say "apt repository: serving $www on 127.0.0.1:$APT_PORT (log $LOG/apt.log)"
+  spawn apt python3 -m http.server --bind 127.0.0.1 --directory "$www" "$APT_PORT"
+  wait_for "apt server" 15 apt_up
+}
+
+# --- engine simulator images --------------------------------------------------------------
+# Digest of repo:tag as the registry serves it (schema 2 manifest).
+registry_digest() {
+  local repo="${1%:*}" tag="${1##*:}"
+  curl -fsS -o /dev/null -D - \
+    -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+    "http://$REGISTRY/v2/$repo/manifests/$tag" 2>/dev/null |
+    tr -d '\r' | awk 'tolower($1) == "docker-content-digest:" { print $2 }'
+}
+
+ensure_engine_images() {
+  local sim="$LAB_SRC/engine_sim"
+  if [ "${LAB_SKIP_ENGINE_SIM:-0}" = 1 ]; then
+    say "engine simulator images: skipped (LAB_SKIP_ENGINE_SIM=1)"
+    return
+  fi
+  if [ ! -f "$sim/Dockerfile" ]; then
+    say "engine simulator images: skipped (tests/lab/engine_sim/Dockerfile does not exist yet)"
+    return
+  fi
+  local src_hash entry ref engine version fault hash local_hash digest lock
+  src_hash="$(tree_hash "$sim" .)-$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" | cut -c8-19)"
+  lock="images:"$'\n'
+  for entry in "${ENGINE_IMAGES[@]}"; do
+    read -r ref engine version fault <<<"$entry"
+    hash="$src_hash-$engine-$version-$fault"
+    local_hash="$(image_label "$REGISTRY/$ref" inferops-lab.src-hash)"
+    digest="$(registry_digest "$ref")"
+    if [ "$local_hash" = "$hash" ] && [ -n "$digest" ] &&
+       docker image inspect --format '{{join .RepoDigests " "}}' "$REGISTRY/$ref" | grep -q "$digest"; then
+      say "image $REGISTRY/$ref: up to date ($digest)"
+    else
+      say "image $REGISTRY/$ref: building the $engine simulator $version${fault/#-/} and pushing"
+      local args=(--network host --label "inferops-lab.src-hash=$hash"
+                  --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "ENGINE=$engine"
+                  --build-arg "ENGINE_VERSION=$version")
+      [ "$fault" != - ] && args+=(--build-arg "FAULT=$fault")
+      docker build "${args[@]}" -t "$REGISTRY/$ref" "$sim" >"$LOG/build-engine-sim.log" 2>&1 ||
+        die "building $REGISTRY/$ref failed (see $LOG/build-engine-sim.log)"
+      docker push "$REGISTRY/$ref" >"$LOG/push.log" 2>&1 || die "pushing $REGISTRY/$ref failed (see $LOG/push.log)"
+      digest="$(registry_digest "$ref")"
+      [ -n "$digest" ] || die "the registry has no manifest for $ref after the push"
+    fi
+    lock+="  \"$ref\": {digest: \"$digest\", engine_version: \"$version\"}"$'\n'
+  done
+  lock="# Written by tests/lab/lab.sh up: the lab registry's digests (the lab's lock file).
+# registry: $REGISTRY
+$lock"
+  mkdir -p "$(dirname "$LOCK_FILE")"
+  if [ "$(cat "$LOCK_FILE" 2>/dev/null)" != "$lock" ]; then
+    printf '%s\n' "$lock" >"$LOCK_FILE.tmp" && mv "$LOCK_FILE.tmp" "$LOCK_FILE"
+    say "lock file: wrote ${LOCK_FILE#"$REPO"/}"
+  else
+    say "lock file: ${LOCK_FILE#"$REPO"/} unchanged"
+  fi
+}
+
+# --- commands -----------------------------------------------------------------------------
+cmd_up() {
+  [ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts dockerd)"
+  mkdir -p "$RUN" "$LOG"
+  local start=$SECONDS
+  ensure_packages
+  ensure_engine
+  ensure_registry
+  ensure_apt_repo
+  ensure_images
+  ensure_engine_images
+  say "up in $((SECONDS - start))s: registry http://$REGISTRY, apt $APT_URL (key $APT_URL/gpgkey)"
+}
+
+lab_containers() {
+  docker ps -aq --filter "label=inferops-lab" 2>/dev/null
+  docker ps -aq --filter "ancestor=$TARGET_IMAGE" 2>/dev/null
+}
+
+cmd_down() {
+  local purge=0
+  [ "${1:-}" = --purge ] && purge=1
+  stop_pid apt
+  stop_pid registry
+  if engine_up; then
+    local ids
+    ids="$(lab_containers | sort -u)"
+    if [ -n "$ids" ]; then
+      say "removing lab containers: $(echo "$ids" | tr '\n' ' ')"
+      echo "$ids" | xargs docker rm -f >/dev/null
+    fi
+    if [ "$purge" = 1 ]; then
+      local images
+      images="$(docker images --format '{{.Repository}}:{{.Tag}}' |
+        grep -E "^(inferops-lab/|$REGISTRY/)" || true)"
+      if [ -n "$images" ]; then
+        say "removing images: $(echo "$images" | tr '\n' ' ')"
+        echo "$images" | xargs docker rmi -f >/dev/null
+      fi
+    fi
+  fi
+  if [ -f "$RUN/dockerd.pid" ]; then
+    stop_pid dockerd
+  elif engine_up; then
+    say "docker engine: left running (the lab did not start it)"
+  fi
+  if [ "$purge" = 1 ]; then
+    say "purging $LAB_DIR and ${LOCK_FILE#"$REPO"/}"
+    rm -rf "$LAB_DIR" "$LOCK_FILE"
+  fi
+  say "down"
+}
+
+cmd_status() {
+  local rc=0
+  if engine_up; then
+    say "docker engine: up ($(docker info --format '{{.Driver}}') storage driver$(
+      [ -f "$RUN/dockerd.pid" ] && echo ', started by the lab'))"
+    local image
+    for image in "$BASE_IMAGE" "$TARGET_IMAGE"; do
+      image_exists "$image" && say "image $image: present" || { say "image $image: missing"; rc=1; }
+    done
+    local n
+    n="$(lab_containers | sort -u | grep -c . || true)"
+    say "lab containers: $n"
+  else
+    say "docker engine: down"; rc=1
+  fi
+  registry_up && say "registry: up at http://$REGISTRY ($(curl -fsS "http://$REGISTRY/v2/_catalog" | tr -d '\n'))" ||
+    { say "registry: down"; rc=1; }
+  apt_up && say "apt repository: up at $APT_URL" || { say "apt repository: down"; rc=1; }
+  [ -f "$LOCK_FILE" ] && say "lock file: ${LOCK_FILE#"$REPO"/}" || say "lock file: none"
+  return $rc
+}
+
+case "${1:-}" in
+  up) cmd_up ;;
+  down) shift; cmd_down "$@" ;;
+  status) cmd_status ;;
+  *) echo "usage: $0 up | down [--purge] | status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Build a Debian image from scratch with debootstrap (no registry can be pulled from here)
+# and import it into the local Docker engine.
+#
+#   build-os-image.sh base   IMAGE   minbase + python3: the engine simulator images build on it
+#   build-os-image.sh target IMAGE   a molecule target host: systemd as PID 1, python3(-apt),
+#                                    and docker.io preinstalled as on DGX OS / the AWS DLAMI
+#
+# Environment: LAB_DIR (state dir, default <repo>/.lab).
+set -euo pipefail
+kind="$1" image="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+LAB_DIR="${LAB_DIR:-$(cd "$here/../../.." && pwd)/.lab}"
+read -r mirror suite < <("$here/debian-mirror.sh" bookworm) || true
+[ -n "${mirror:-}" ] || { echo "no Debian mirror found" >&2; exit 1; }
+
+case "$kind" in
+  base)
+    include="python3,ca-certificates"
+    changes=(--change 'CMD ["/bin/bash"]') ;;
+  target)
+    include="systemd,systemd-sysv,dbus,python3,python3-apt,ca-certificates,gnupg,curl,iproute2,procps,sudo,docker.io"
+    changes=(--change 'ENV container=docker'
+             --change 'CMD ["/lib/systemd/systemd"]') ;;
+  *) echo "usage: $0 base|target IMAGE" >&2; exit 2 ;;
+esac
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/inferops-lab-rootfs.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+cache="$LAB_DIR/cache/debootstrap"
+mkdir -p "$cache"
+echo "  debootstrap --variant=minbase --include=$include $suite from $mirror"
+debootstrap --variant=minbase --cache-dir="$cache" --include="$include" \
+  "$suite" "$work/rootfs" "$mirror" >"$LAB_DIR/log/debootstrap-$kind.log" 2>&1 || {
+    tail -n 30 "$LAB_DIR/log/debootstrap-$kind.log" >&2; exit 1; }
+
+root="$work/rootfs"
+if [ "$kind" = target ]; then
+  # The nested engine inside a target container: vfs is the driver that works on top of the
+  # outer engine's storage, and no iptables/bridge (targets use the host network only).
+  mkdir -p "$root/etc/docker"
+  printf '{"storage-driver": "vfs", "iptables": false, "bridge": "none"}\n' >"$root/etc/docker/daemon.json"
+  # Units that need hardware or a console a container does not have.
+  for unit in getty.target console-getty.service systemd-firstboot.service \
+              systemd-udevd.service systemd-udev-trigger.service systemd-modules-load.service \
+              sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount; do
+    ln -sf /dev/null "$root/etc/systemd/system/$unit"
+  done
+  : >"$root/etc/machine-id"
+fi
+# debootstrap leaves the .debs it used in the rootfs' apt cache; the image does not need them.
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*_Packages "$root"/tmp/*
+
+echo "  docker import -> $image"
+tar -C "$root" -c . | docker import "${changes[@]}" \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change 'LABEL org.opencontainers.image.description="inferops lab image built with debootstrap"' \
+  - "$image" >/dev/null

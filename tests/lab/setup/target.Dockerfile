@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The molecule target host image: the debootstrapped OS (systemd, python3, docker.io as DGX OS and
+# the AWS DLAMI ship it) plus the NVIDIA driver's user-space as the lab simulates it.
+# Build context: tests/lab/toolkit.
+ARG OS_IMAGE=inferops-lab/target-os:bookworm
+FROM ${OS_IMAGE}
+# Driver double: the real driver ships nvidia-smi in /usr/bin; the container toolkit hook
+# double injects this same file into --gpus containers.
+COPY src/nvidia-smi /usr/bin/nvidia-smi
+# Which GPUs are "plugged in": `set-hardware gb10|rtx-pro-6000-x8|none` (none by default, so a
+# target without it behaves as a host whose driver cannot reach a GPU).
+COPY set-hardware /usr/local/sbin/set-hardware
+STOPSIGNAL SIGRTMIN+3
+CMD ["/lib/systemd/systemd"]
