@@ -515,12 +515,14 @@ def _env_where(ctx, name):
 
 
 def _replacement(ctx, spec, value):
+    """The flag that replaces an env var, with the value it should carry (the profile's if set)."""
     flag = spec["replacement"]
+    current = ctx.arg(flag)
+    if current is not None and current.state and current.value is not True:
+        return "--%s %s" % (flag, current.value)
     if flag == "linear-backend":
         return "--linear-backend %s" % str(value).replace("-", "_")
-    if flag == "moe-backend":
-        return "--moe-backend (e.g. marlin)"
-    return "--" + flag
+    return "--%s <backend> (e.g. marlin)" % flag if flag == "moe-backend" else "--" + flag
 
 
 def check_env_removed(ctx):
@@ -534,7 +536,7 @@ def check_env_removed(ctx):
         message = ("env %s=%s%s does nothing on %s (removed in %s); " % (name, value, _env_where(ctx, name),
                                                                        ctx.engine_label, spec["removed"]))
         if replaced:
-            yield ("warning", message + "remove it (%s is already set)" % _replacement(ctx, spec, value))
+            yield ("warning", message + "remove it; %s already says it" % _replacement(ctx, spec, value))
         else:
             yield message + "set %s instead and remove it" % _replacement(ctx, spec, value)
 

@@ -1,0 +1,296 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Each lint rule fires on a minimally broken copy of a shipped profile; the shipped ones are clean."""
+from __future__ import annotations
+
+import pytest
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.serving.plugins.filter.profile_lint import FilterModule
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
+    ProfileError,
+    load_profile,
+    overlay,
+    profile_names,
+)
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
+    RULE_IDS,
+    RULES,
+    SEVERITIES,
+    errors,
+    format_findings,
+    lint_profile,
+    load_known_bad,
+)
+
+LATENCY = "gb10-nvfp4-mtp-latency"
+FALLBACK = "gb10-nvfp4-fallback"
+SGLANG = "g7e-fp8-sglang"
+EAGLE = "g7e-fp8-sglang-eagle"
+SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc38e776"
+MTP_NO_NESTED = {"method": "mtp", "num_speculative_tokens": 2}
+
+# Profiles whose seed gives no digest: the tag-only warning is honest there, and the only finding.
+TAG_ONLY = {FALLBACK, SGLANG, EAGLE}
+
+
+def version(v):
+    return {"image": {"engine_version": v}}
+
+
+def merge(*deltas):
+    result = {}
+    for delta in deltas:
+        result = overlay(result, delta)
+    return result
+
+
+def findings_for(base, delta=None, overrides=None, known_bad=None):
+    profile = overlay(load_profile(base), delta or {})
+    return lint_profile(profile, overrides=overrides, known_bad=known_bad)
+
+
+def only(findings, rule):
+    return [f for f in findings if f["rule"] == rule]
+
+
+# (rule, base profile, delta laid over it, inventory overrides, severity, fragments of the message)
+FIRES = [
+    ("engine-unknown", LATENCY, {"engine": "tgi"}, None, "error", ["'tgi'", "sglang, vllm"]),
+    ("engine-version-missing", LATENCY, version(None), None, "error", ["engine_version is missing"]),
+    ("engine-version-missing", SGLANG, version("latest"), None, "error", ["'latest'"]),
+    ("engine-version-uncatalogued", LATENCY, version("0.40.0"), None, "warning", ["0.17.0-0.33"]),
+    ("image-digest-malformed", LATENCY, {"image": {"digest": SEED_DIGEST.upper()}}, None, "error",
+     ["64 lowercase hex"]),
+    ("image-digest-malformed", LATENCY, None, {"image": {"digest": "sha256:3dbe092e"}}, "error",
+     ["inventory override image.digest"]),
+    ("image-digest-known-bad", LATENCY, {"image": {"digest": "sha256:473de04c" + "0" * 56}}, None, "error",
+     ["cuda_illegal_memory_access", "gb10-nvfp4-fallback"]),
+    ("image-tag-only", LATENCY, {"image": {"digest": None}}, None, "warning",
+     ["cu130-nightly", "pin the digest (playbooks/pin.yml)"]),
+    ("flag-unknown", LATENCY, None, {"args": {"max-num-seq": 8}}, "error",
+     ["--max-num-seq ", "inventory override args.max-num-seq", "did you mean --max-num-seqs"]),
+    ("flag-unknown", SGLANG, None, {"args": {"moe-runer-backend": "triton"}}, "error",
+     ["--moe-runner-backend"]),
+    ("flag-version", SGLANG, version("0.5.20"), None, "error",
+     ["--mamba-scheduler-strategy exists in sglang 0.5.7-0.5.19", "use --mamba-radix-cache-strategy"]),
+    ("flag-version", FALLBACK, {"args": {"linear-backend": "marlin"}}, None, "error",
+     ["--linear-backend exists in vllm >= 0.22.0", "vLLM 0.17.1"]),
+    ("flag-version", FALLBACK, {"args": {"sc": MTP_NO_NESTED, "speculative_config": None}}, None, "error",
+     ["short alias only from vllm 0.19.0", "--speculative-config"]),
+    ("flag-deprecated", SGLANG, version("0.5.14"), None, "warning",
+     ["--mamba-scheduler-strategy is deprecated", "--mamba-radix-cache-strategy"]),
+    ("flag-value", LATENCY, None, {"args": {"moe-backend": "bogus"}}, "error",
+     ["--moe-backend", "bogus", "marlin, triton"]),
+    ("flag-value", LATENCY, {"args": {"moe-backend": "humming"}}, None, "error",
+     ["exists in vllm >= 0.25.0"]),
+    ("flag-value", SGLANG, {"args": {"mamba-scheduler-strategy": "extra_buffer_lazy"},
+                            "image": {"engine_version": "0.5.12"}}, None, "error",
+     ["extra_buffer_lazy exists in sglang >= 0.5.13"]),
+    ("flag-value", LATENCY, {"args": {"trust-remote-code": "yes"}}, None, "error", ["on/off flag"]),
+    ("flag-value", LATENCY, {"args": {"max-num-seqs": True}}, None, "error", ["needs a value"]),
+    ("sglang-flag-underscore", SGLANG, None, {"args": {"moe_runner_backend": "triton"}}, "error",
+     ["unrecognized arguments", "spell it --moe-runner-backend"]),
+    ("vllm-speculative-config-key", LATENCY,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="triton", attention_backend="TRITON_ATTN")}},
+     None, "error", ["'attention_backend' needs vLLM >= 0.21.0", "ValidationError"]),
+    ("vllm-speculative-config-key", LATENCY, {"args": {"speculative_config": '{"method": "mtp",'}}, None,
+     "error", ["not valid JSON"]),
+    ("vllm-nvfp4-sm12x-marlin-moe", LATENCY, {"args": {"moe-backend": None}}, None, "error",
+     ["sm_121", "--moe-backend is not set (auto)", "moe-backend: marlin"]),
+    ("vllm-nvfp4-sm12x-marlin-moe", FALLBACK, None, {"args": {"moe-backend": "flashinfer_cutlass"}}, "error",
+     ["--moe-backend is flashinfer_cutlass"]),
+    ("vllm-mtp-marlin-draft-moe-backend", LATENCY, {"args": {"speculative_config": MTP_NO_NESTED}}, None,
+     "error", ["ValueError", "add moe_backend: triton"]),
+    ("vllm-mtp-marlin-draft-moe-backend", FALLBACK, {"args": {"speculative_config": MTP_NO_NESTED}}, None,
+     "error", ["cannot start on vLLM 0.17.1", "gb10-nvfp4-fallback"]),
+    ("vllm-mtp-marlin-draft-moe-backend", FALLBACK,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="triton")}}, None,
+     "error", ["needs >= 0.19.0"]),
+    ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="marlin")}}, None,
+     "error", ["not an unquantized MoE backend", "use triton"]),
+    ("vllm-mtp-attention-sm121", LATENCY, {"args": {"attention-backend": None}}, None, "error",
+     ["auto-selection may pick FLASHINFER", "TRITON_ATTN"]),
+    ("vllm-mtp-attention-sm121", LATENCY, None, {"args": {"attention_backend": "flashinfer"}}, "error",
+     ["--attention-backend is FLASHINFER"]),
+    ("vllm-mtp-drafter-attention", LATENCY, version("0.21.0"), None, "warning",
+     ["does not inherit --attention-backend TRITON_ATTN", "attention_backend: TRITON_ATTN"]),
+    ("vllm-prefix-caching-mtp-nemotronh", LATENCY, None, {"args": {"enable-prefix-caching": True}}, "error",
+     ["--enable-prefix-caching (set by the inventory override", "remove it"]),
+    ("vllm-prefix-caching-mtp-nemotronh", LATENCY, version("0.26.0"), None, "error",
+     ["by default for hybrid models", "no-enable-prefix-caching: true"]),
+    ("vllm-prefix-caching-mtp-nemotronh", LATENCY, merge(version("0.26.0"), {"args": {"enable-prefix-caching": False}}),
+     None, "error", ["renders nothing"]),
+    ("sglang-spec-moe-runner-sm120", EAGLE, {"args": {"speculative-moe-runner-backend": None}}, None, "error",
+     ["sm_120", "speculative-moe-runner-backend: triton"]),
+    ("sglang-spec-radix-cache", EAGLE, {"args": {"disable-radix-cache": None}}, None, "error",
+     ["disable-radix-cache: true"]),
+    ("sglang-mamba-extra-buffer-nemotronh", SGLANG,
+     merge(version("0.5.12"), {"args": {"mamba-scheduler-strategy": "extra_buffer"}}), None, "error",
+     ["not supported for NemotronHForCausalLM", "use no_buffer"]),
+    ("sglang-mamba-extra-buffer-nemotronh", SGLANG,
+     merge(version("0.5.20"), {"args": {"mamba-scheduler-strategy": None,
+                                        "mamba-radix-cache-strategy": "extra_buffer"}}), None, "warning",
+     ["linear-attn-backend triton"]),
+    ("sglang-mamba-extra-buffer-nemotronh", SGLANG,
+     merge(version("0.5.20"), {"args": {"mamba-scheduler-strategy": None, "linear-attn-backend": "flashinfer",
+                                        "mamba-radix-cache-strategy": "extra_buffer"}}), None, "error",
+     ["--linear-attn-backend flashinfer"]),
+    ("reasoning-parser-name", LATENCY, {"args": {"reasoning-parser": "nemotron_3"}}, None, "error",
+     ["not a vLLM 0.19.2rc1.dev134 reasoning parser", "use nemotron_v3"]),
+    ("reasoning-parser-name", LATENCY, version("0.17.0"), None, "error",
+     ["nemotron_v3 exists in vllm >= 0.17.1", "no Nemotron-3 reasoning parser exists in vLLM 0.17.0"]),
+    ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "nano_v3"}}, None, "error",
+     ["nano_v3 exists in sglang 0.5.7-0.5.9", "use nemotron_3"]),
+    ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "super_v3"}}, None, "error",
+     ["not a SGLang 0.5.13 reasoning parser", "use nemotron_3"]),
+    ("reasoning-parser-name", SGLANG, version("0.5.9"), None, "error", ["use nano_v3"]),
+    ("sglang-max-running-requests-burst", SGLANG, None, {"args": {"max-running-requests": 48}}, "warning",
+     ["--max-running-requests (set by the inventory override", "burst"]),
+    ("env-removed", LATENCY, version("0.24.0"), None, "error",
+     ["VLLM_NVFP4_GEMM_BACKEND=marlin does nothing on vLLM 0.24.0", "--linear-backend marlin"]),
+    ("env-removed", LATENCY, version("0.24.0"), None, "warning",
+     ["VLLM_USE_FLASHINFER_MOE_FP4=0 does nothing", "--moe-backend marlin already says it"]),
+    ("env-deprecated", LATENCY, version("0.22.0"), None, "warning",
+     ["VLLM_NVFP4_GEMM_BACKEND is deprecated on vLLM 0.22.0", "does nothing from 0.24.0"]),
+    ("env-unknown", LATENCY, None, {"env": {"VLLM_NVFP4_GEM_BACKEND": "marlin"}}, "warning",
+     ["set by the inventory override env.VLLM_NVFP4_GEM_BACKEND", "did you mean VLLM_NVFP4_GEMM_BACKEND"]),
+    ("env-unknown", SGLANG, {"env": {"SGLANG_DISABLE_DEEPGEMM": "1"}}, None, "warning",
+     ["did you mean SGLANG_DISABLE_DEEP_GEMM"]),
+    ("env-value", LATENCY, {"env": {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "nccl"}}, None, "error",
+     ["auto, mnnvl, trtllm"]),
+    ("env-value", LATENCY, {"env": {"VLLM_NVFP4_GEMM_BACKEND": "b12x"}}, None, "error", ["marlin"]),
+]
+
+
+def _case_id(case):
+    return "%s-%s" % (case[0], case[1])
+
+
+@pytest.mark.parametrize("rule, base, delta, overrides, severity, fragments", FIRES,
+                         ids=[_case_id(c) for c in FIRES])
+def test_rule_fires_on_a_broken_copy(rule, base, delta, overrides, severity, fragments):
+    hits = only(findings_for(base, delta, overrides), rule)
+    assert hits, "rule %s did not fire" % rule
+    matching = [f for f in hits if f["severity"] == severity and all(frag in f["message"] for frag in fragments)]
+    assert matching, "no %s finding of %s contains %s: %s" % (severity, rule, fragments, hits)
+
+
+def test_every_rule_has_a_firing_case():
+    assert set(RULE_IDS) == {case[0] for case in FIRES}
+
+
+# The same rule stays quiet on the near-miss that is fine.
+QUIET = [
+    ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
+     merge(version("0.33.0"), {"args": {"speculative_config": MTP_NO_NESTED}})),  # 0.33 exempts marlin
+    ("vllm-prefix-caching-mtp-nemotronh", LATENCY,
+     merge(version("0.26.0"), {"args": {"no-enable-prefix-caching": True}})),
+    ("vllm-prefix-caching-mtp-nemotronh", FALLBACK, {"args": {"enable-prefix-caching": True}}),  # no MTP
+    ("vllm-mtp-drafter-attention", LATENCY,
+     merge(version("0.21.0"), {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="triton",
+                                                                   attention_backend="TRITON_ATTN")}})),
+    ("vllm-mtp-attention-sm121", FALLBACK, {"args": {"attention-backend": None}}),  # no MTP
+    ("sglang-mamba-extra-buffer-nemotronh", SGLANG, {"args": {"mamba-scheduler-strategy": "extra_buffer"}}),
+    ("sglang-max-running-requests-burst", SGLANG, {"description": "Latency.", "measured": {"x": 1}}),
+    ("flag-unknown", LATENCY, {"args": {"no-async-scheduling": True, "async-scheduling": None}}),
+    ("flag-unknown", LATENCY, {"args": {"speculative-config.num_speculative_tokens": 1, "tp": 1}}),
+    ("flag-value", LATENCY, {"args": {"moe-backend": "MARLIN", "attention-backend": "triton_attn"}}),
+    ("env-removed", LATENCY, version("0.23.1")),
+    ("env-unknown", LATENCY, {"env": {"NCCL_DEBUG": "INFO"}}),
+    ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "qwen3"}}),  # not ours to judge
+    ("engine-version-uncatalogued", LATENCY, version("0.33.0")),
+]
+
+
+@pytest.mark.parametrize("rule, base, delta", QUIET, ids=["%s-%s" % (c[0], i) for i, c in enumerate(QUIET)])
+def test_rule_quiet_on_the_fine_near_miss(rule, base, delta):
+    assert only(findings_for(base, delta), rule) == []
+
+
+@pytest.mark.parametrize("name", profile_names())
+def test_shipped_profiles_have_no_errors_and_only_documented_warnings(name):
+    findings = lint_profile(name)
+    assert errors(findings) == [], format_findings(findings)
+    assert [f["rule"] for f in findings] == (["image-tag-only"] if name in TAG_ONLY else [])
+
+
+def test_the_five_seed_profiles_ship():
+    assert set(profile_names()) >= {LATENCY, "gb10-nvfp4-mtp-throughput", FALLBACK, SGLANG, EAGLE}
+
+
+@pytest.mark.parametrize("case", FIRES[:12], ids=[_case_id(c) for c in FIRES[:12]])
+def test_findings_are_complete(case):
+    for finding in findings_for(case[1], case[2], case[3]):
+        assert set(finding) == {"rule", "severity", "message", "reason", "source"}
+        assert finding["severity"] in SEVERITIES
+        assert finding["message"] and finding["reason"] and finding["source"]
+
+
+def test_rule_table_carries_reason_and_source():
+    assert len(set(RULE_IDS)) == len(RULES)
+    for rule in RULES:
+        assert rule["severity"] in SEVERITIES
+        assert rule["reason"].endswith(".") and rule["source"]
+
+
+def test_unknown_profile_name_lists_the_available_ones():
+    with pytest.raises(ProfileError, match=r"unknown profile 'gb10-nvfp4-nope'; available profiles: .*%s" % LATENCY):
+        lint_profile("gb10-nvfp4-nope")
+
+
+def test_overrides_with_unknown_keys_are_refused():
+    with pytest.raises(ProfileError, match="unknown keys"):
+        lint_profile(LATENCY, overrides={"argz": {}})
+
+
+def test_known_bad_default_is_the_collection_list():
+    entries = load_known_bad()
+    assert any(e.get("digest_prefix") == "sha256:473de04c" for e in entries)
+    assert only(lint_profile(LATENCY, known_bad=[]), "image-digest-known-bad") == []
+
+
+def test_known_bad_accepts_a_full_digest():
+    bad = [{"repository": "vllm/vllm-openai", "digest": SEED_DIGEST, "signature": "engine_dead_on_mtp"}]
+    hits = only(lint_profile(LATENCY, known_bad=bad), "image-digest-known-bad")
+    assert hits and "engine_dead_on_mtp" in hits[0]["message"]
+    other_repo = [dict(bad[0], repository="lmsysorg/sglang")]
+    assert only(lint_profile(LATENCY, known_bad=other_repo), "image-digest-known-bad") == []
+
+
+def test_known_bad_entry_without_a_digest_is_refused():
+    with pytest.raises(ProfileError, match="digest or a digest_prefix"):
+        lint_profile(LATENCY, known_bad=[{"signature": "x"}])
+
+
+def test_format_findings_reads_as_one_line_each():
+    lines = format_findings(findings_for(LATENCY, {"args": {"moe-backend": None}}))
+    assert lines and lines[0].startswith("ERROR [vllm-nvfp4-sm12x-marlin-moe] ")
+    assert "(why: " in lines[0] and "; source: " in lines[0]
+
+
+# --- the filter ------------------------------------------------------------------------------
+FILTER = FilterModule().filters()["profile_lint"]
+
+
+def test_filter_lints_a_name_or_a_profile_with_the_collection_known_bad_list():
+    assert [f["rule"] for f in FILTER(FALLBACK)] == ["image-tag-only"]
+    bad = overlay(load_profile(LATENCY), {"image": {"digest": "sha256:473de04c" + "1" * 56}})
+    assert only(FILTER(bad), "image-digest-known-bad")
+
+
+def test_filter_adds_the_passed_known_bad_list_and_overrides():
+    extra = [{"digest": SEED_DIGEST, "signature": "canary_failed"}]
+    found = FILTER(load_profile(LATENCY), overrides={"args": {"max_num_seq": 2}}, known_bad=extra)
+    assert {"image-digest-known-bad", "flag-unknown"} <= {f["rule"] for f in found}
+
+
+@pytest.mark.parametrize("call", [
+    lambda: FILTER("no-such-profile"),
+    lambda: FILTER(LATENCY, known_bad={"digest": SEED_DIGEST}),
+    lambda: FILTER(LATENCY, overrides={"bogus": 1}),
+])
+def test_filter_errors_are_filter_errors(call):
+    with pytest.raises(AnsibleFilterError):
+        call()
