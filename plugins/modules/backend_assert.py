@@ -1,0 +1,403 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Benchmark of the log reader (1 GiB log against grep): python3 benchmarks/backend_assert_bench.py
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: backend_assert
+short_description: Prove from a vLLM or SGLang engine's own log which backends it selected
+version_added: 0.1.0
+description:
+  - Reads the log of an inference engine container since its latest start (through the Docker
+    Engine API), or a saved log file, and reports what the engine selected at start-up in
+    RV(observed) - MoE, GEMM and attention backends of the target and the draft model,
+    speculative decoding, KV cache, scheduler limits, readiness - each with the log line that
+    proves it in RV(evidence).
+  - Fails when a key of O(expect) differs from what the log shows, when the log shows no evidence
+    for an expected key (unless the key is listed in O(optional)), when a fatal signature
+    (configuration error, CUDA fault, out of memory, assertion, dead engine) appears, and for a
+    container when the server is not ready within O(wait_timeout) or the container stops first.
+  - Understands vLLM 0.17 to 0.33 and SGLang 0.5.1 to 0.5.23 in the exact formats their source
+    prints, with any line prefix (compose C(name |), Docker and journald timestamps, vLLM
+    C((EngineCore pid=N)) process tags, ANSI colour).
+  - The module only reads; it never changes anything.
+author:
+  - inferops.serving contributors
+options:
+  container:
+    description:
+      - Name or ID of the engine container. Its log is read since its latest start and followed
+        until the server is ready, a fatal signature appears, the container stops, or
+        O(wait_timeout) expires, whichever comes first.
+      - Mutually exclusive with O(log_path); one of them is required.
+    type: str
+  log_path:
+    description:
+      - A saved log file (from C(docker logs), C(journalctl) or a support bundle) to read once, to
+        its end. It should hold one engine start (for example C(docker logs --since <StartedAt>)).
+      - Mutually exclusive with O(container).
+    type: path
+  engine:
+    description:
+      - Which engine wrote the log. V(auto) detects it from the log.
+      - With V(vllm) or V(sglang), a log of the other engine fails the task.
+    type: str
+    choices: [vllm, sglang, auto]
+    default: auto
+  expect:
+    description:
+      - What the log must prove, with the keys of RV(observed), for example
+        C({moe_backend: MARLIN, draft_moe_backend: TRITON, speculative_method: mtp}).
+      - Strings compare case-insensitively, numbers numerically, booleans as booleans;
+        C(engine_version) matches as a prefix at a version component (V(0.19) matches C(0.19.2rc1)).
+      - A value of V(null) means the log must show no value for the key (for example no draft model).
+    type: dict
+    default: {}
+  optional:
+    description:
+      - Keys of O(expect) that may lack evidence in the log; they are still compared when the log
+        shows them.
+    type: list
+    elements: str
+    default: []
+  wait_timeout:
+    description:
+      - Seconds to wait for a container's server to become ready. Cold starts of large models take
+        ten minutes and more.
+      - Ignored with O(log_path).
+    type: int
+    default: 1800
+  docker_host:
+    description:
+      - The Docker daemon to ask, C(unix://<socket path>) or C(tcp://<host>:<port>) without TLS.
+    type: str
+    default: unix:///var/run/docker.sock
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: The module only reads; it behaves the same in check mode.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  idempotent:
+    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    support: full
+notes:
+  - The container is read through the Docker Engine API over its socket with the Python standard
+    library only; no Docker SDK is needed on the target.
+  - vLLM prints an auto-selected attention backend line once per process, so a draft model using the
+    same auto-selected backend as the target leaves no separate line; list
+    C(draft_attention_backend) in O(optional) or force the backend with C(--attention-backend).
+  - A C(ValueError) or similar after the server became ready is a request error, not a configuration
+    error, and is ignored; CUDA faults, out of memory, assertions and a dead engine count at any time.
+seealso:
+  - module: community.docker.docker_container
+requirements:
+  - Access to the Docker daemon socket for O(container).
+"""
+
+EXAMPLES = r"""
+- name: Prove the GB10 MTP profile runs Marlin for the target MoE and Triton for the MTP head
+  inferops.serving.backend_assert:
+    container: vllm-nemotron-super
+    engine: vllm
+    expect:
+      moe_backend: MARLIN
+      draft_moe_backend: TRITON
+      linear_backend: MARLIN
+      attention_backend: TRITON_ATTN
+      speculative_method: mtp
+      num_speculative_tokens: 2
+      kv_cache_dtype: fp8
+    wait_timeout: 1800
+
+- name: Check an SGLang support-bundle log, EAGLE on, draft attention backend not always logged
+  inferops.serving.backend_assert:
+    log_path: /var/tmp/bundle/sglang.log
+    engine: sglang
+    expect:
+      moe_backend: TRITON
+      draft_moe_backend: TRITON
+      speculative_method: eagle
+      num_speculative_tokens: 3
+      draft_attention_backend: FLASHINFER
+    optional:
+      - draft_attention_backend
+
+- name: Report what a running engine selected, asserting nothing
+  inferops.serving.backend_assert:
+    container: "{{ serving_container_name }}"
+  register: backend
+
+- name: Show the selected backends
+  ansible.builtin.debug:
+    var: backend.observed
+"""
+
+RETURN = r"""
+observed:
+  description:
+    - What the engine selected, as far as the log shows it. Keys without evidence are absent.
+    - Backend names are upper-case canonical enum names (V(MARLIN), V(TRITON_ATTN), V(FLASHINFER_CUTLASS));
+      RV(observed.speculative_method) is lower-case or V(none).
+  returned: always
+  type: dict
+  contains:
+    engine:
+      description: V(vllm) or V(sglang).
+      type: str
+      returned: when detected
+    engine_version:
+      description: Engine version (vLLM only; SGLang 0.5.x prints none at start-up).
+      type: str
+      returned: when shown
+    model:
+      description: The served model (path or Hugging Face ID).
+      type: str
+      returned: when shown
+    moe_backend:
+      description: The target model's MoE kernel backend.
+      type: str
+      returned: when shown
+      sample: MARLIN
+    draft_moe_backend:
+      description: The draft (MTP/EAGLE) model's MoE kernel backend.
+      type: str
+      returned: when shown
+      sample: TRITON
+    linear_backend:
+      description: The NVFP4 (vLLM) or FP8 (SGLang) dense GEMM backend.
+      type: str
+      returned: when shown
+      sample: MARLIN
+    attention_backend:
+      description: The target model's attention backend.
+      type: str
+      returned: when shown
+      sample: TRITON_ATTN
+    draft_attention_backend:
+      description: The draft model's attention backend.
+      type: str
+      returned: when shown
+    speculative_method:
+      description: C(mtp), C(eagle), ... or C(none) when the engine runs without speculation.
+      type: str
+      returned: when shown
+    num_speculative_tokens:
+      description: Draft tokens per step (SGLang C(speculative_num_steps)).
+      type: int
+      returned: when shown
+    kv_cache_dtype:
+      description: KV cache data type.
+      type: str
+      returned: when shown
+    mamba_ssm_cache_dtype:
+      description: Mamba SSM state cache data type.
+      type: str
+      returned: when shown
+    prefix_caching:
+      description: Whether prefix caching (SGLang radix cache) is on.
+      type: bool
+      returned: when shown
+    chunked_prefill:
+      description: Whether chunked prefill is on.
+      type: bool
+      returned: when shown
+    max_num_seqs:
+      description: Maximum concurrent sequences (SGLang C(max_running_requests)).
+      type: int
+      returned: when shown
+    tensor_parallel_size:
+      description: Tensor parallel size.
+      type: int
+      returned: when shown
+    kv_cache_tokens:
+      description: KV cache capacity in tokens.
+      type: int
+      returned: when shown
+    ready:
+      description: Whether the server finished starting.
+      type: bool
+      returned: always
+    warnings:
+      description: Unknown or deprecated environment variables and flags, forced fallbacks the engine reported.
+      type: list
+      elements: str
+      returned: always
+fatal:
+  description: The first fatal signature (a root cause wins over a dead-engine consequence), or V(null).
+  returned: always
+  type: dict
+  contains:
+    kind:
+      description: >-
+        V(config_error), V(cuda_illegal_memory_access), V(cuda_error), V(out_of_memory), V(assertion),
+        V(engine_dead), or for a container that stopped without one V(container_exited).
+      type: str
+    line:
+      description: The log line of the signature.
+      type: str
+    context:
+      description: About 20 log lines around it.
+      type: list
+      elements: str
+mismatches:
+  description: Each expected key the log contradicts or shows no evidence for (RV(mismatches[].evidence) V(null)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - key: moe_backend
+      expected: MARLIN
+      observed: FLASHINFER_CUTLASS
+      evidence: "(EngineCore pid=176) INFO 05-01 17:58:16 [nvfp4.py:279] Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend ..."
+evidence:
+  description: For each key of RV(observed), the log line that proves it.
+  returned: always
+  type: dict
+ready:
+  description: Whether the server finished starting (same as RV(observed.ready)).
+  returned: always
+  type: bool
+log_lines_read:
+  description: Number of log lines read.
+  returned: always
+  type: int
+container_state:
+  description: The container's state when the module answered.
+  returned: when O(container) is used
+  type: dict
+  contains:
+    running:
+      description: Whether the container is running.
+      type: bool
+    exit_code:
+      description: Its exit code.
+      type: int
+    oom_killed:
+      description: Whether the kernel OOM killer stopped it.
+      type: bool
+    started_at:
+      description: Its latest start.
+      type: str
+"""
+
+import time
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ..module_utils._docker_logs import DEFAULT_DOCKER_HOST, DockerClient, DockerError, follow_container
+from ..module_utils._engine_logs import (
+    ENGINES,
+    OBSERVED_KEYS,
+    LogScanner,
+    compare_expect,
+    describe_fatal,
+    describe_mismatch,
+    feed_bytes,
+    scan_file,
+)
+
+
+def container_fatal(container, state, reason, scanner):
+    """The synthetic fatal for a container that stopped before answering without a log signature."""
+    if reason != "exited":
+        return None
+    oom = bool(state.get("OOMKilled"))
+    line = "container %s exited with code %s%s" % (
+        container, state.get("ExitCode"), " (killed by the kernel OOM killer)" if oom else "")
+    return {"kind": "out_of_memory" if oom else "container_exited", "line": line,
+            "context": list(scanner.context) + [line]}
+
+
+def failure_messages(result, mismatches, engine, reason=None, wait_timeout=None):
+    """The operator-facing sentences for everything that makes the task fail (empty: it passes)."""
+    messages = []
+    if result["fatal"] is not None:
+        messages.append(describe_fatal(result["fatal"]))
+    elif reason == "timeout":
+        messages.append("the server was not ready after %ss (no %s line yet)" % (
+            wait_timeout, "fired-up" if engine == "sglang" else "\"Application startup complete.\""))
+    elif reason == "stream_closed":
+        messages.append("the Docker daemon closed the log stream before the server was ready")
+    messages.extend(describe_mismatch(m, engine) for m in mismatches)
+    return messages
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=dict(
+            container=dict(type="str"),
+            log_path=dict(type="path"),
+            engine=dict(type="str", choices=list(ENGINES) + ["auto"], default="auto"),
+            expect=dict(type="dict", default={}),
+            optional=dict(type="list", elements="str", default=[]),
+            wait_timeout=dict(type="int", default=1800),
+            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+        ),
+        mutually_exclusive=[("container", "log_path")],
+        required_one_of=[("container", "log_path")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    expect = dict(params["expect"] or {})
+    optional = list(params["optional"] or [])
+    unknown = sorted(set(expect) - set(OBSERVED_KEYS)) + sorted(set(optional) - set(OBSERVED_KEYS))
+    if unknown:
+        module.fail_json(msg="unknown key(s) in expect/optional: %s; valid keys: %s" % (
+            ", ".join(unknown), ", ".join(OBSERVED_KEYS)))
+    if params["engine"] != "auto" and "engine" not in expect:
+        # A log of the other engine is a wrong deployment, but only if the log shows its engine.
+        expect["engine"] = params["engine"]
+        optional.append("engine")
+
+    output = dict(changed=False)
+    reason = None
+    if params["log_path"]:
+        try:
+            result = scan_file(params["log_path"], params["engine"])
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read log_path %s: %s" % (params["log_path"], exc),
+                             exception=traceback.format_exc())
+    else:
+        scanner = LogScanner(params["engine"])
+        client = DockerClient(params["docker_host"])
+        try:
+            state, reason = follow_container(
+                client, params["container"], scanner, lambda data: feed_bytes(scanner, data),
+                deadline=time.time() + params["wait_timeout"])
+        except DockerError as exc:
+            hint = " (is the container created?)" if exc.status == 404 else ""
+            module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())
+        result = scanner.result()
+        if result["fatal"] is None:
+            result["fatal"] = container_fatal(params["container"], state, reason, scanner)
+        output["container_state"] = dict(
+            running=bool(state.get("Running")), exit_code=state.get("ExitCode"),
+            oom_killed=bool(state.get("OOMKilled")), started_at=state.get("StartedAt"))
+
+    mismatches = compare_expect(expect, result, optional)
+    output.update(result)
+    output["mismatches"] = mismatches
+    engine = result["observed"].get("engine") or (params["engine"] if params["engine"] != "auto" else None)
+    messages = failure_messages(result, mismatches, engine, reason, params["wait_timeout"])
+    if messages:
+        module.fail_json(msg="; ".join(messages), **output)
+    output["msg"] = "the log proves %d expected key(s)%s" % (
+        len(expect), "" if result["ready"] else "; the server is not ready")
+    module.exit_json(**output)
+
+
+def main():
+    run_module()
+
+
+if __name__ == "__main__":
+    main()
