@@ -11,8 +11,8 @@ short_description: Check a profile against what the seeds learned the hard way
 version_added: 0.1.0
 description:
   - Runs the collection's profile lint on a profile, aware of the engine version of its image
-    (C(image.engine_version)): flags, flag values and env vars the engine does not have in that
-    version, the known-bad engine combinations (NVFP4 MoE on sm_12x without Marlin, MTP with
+    (C(image.engine_version)). It reports flags, flag values and env vars the engine does not have
+    in that version, the known-bad engine combinations (NVFP4 MoE on sm_12x without Marlin, MTP with
     C(--moe-backend marlin) but no per-path C(speculative_config.moe_backend), FlashInfer attention
     with MTP on sm_121, prefix caching with MTP on NemotronH, SGLang EAGLE on SM120 without the
     Triton draft MoE runner or with the radix cache on, the C(extra_buffer) mamba strategy on
@@ -32,8 +32,8 @@ options:
     required: true
   overrides:
     description:
-      - Inventory overrides laid over the profile before the lint, shaped
-        C({args: {...}, env: {...}, image: {...}}); a V(null) value deletes a key.
+      - Inventory overrides laid over the profile before the lint, a mapping with the keys C(args),
+        C(env) and C(image) (each a mapping; a V(null) value deletes a key), as the server role takes them.
       - Findings about a flag or env var that came from here say so.
     type: dict
     default: {}
@@ -45,14 +45,21 @@ options:
     type: list
     elements: dict
     default: []
+  profile_dirs:
+    description:
+      - When O(_input) is a profile name, extra directories searched for C(<name>.yml) before the
+        collection's own C(profiles/) (as the server role's C(server_profile_dirs)).
+    type: list
+    elements: path
+    default: []
 """
 
 EXAMPLES = r"""
 - name: Lint the profile chosen for this host, with its inventory overrides
   ansible.builtin.set_fact:
     __preflight_lint: >-
-      {{ lookup('inferops.serving.profile', serving_profile)
-         | inferops.serving.profile_lint(overrides=serving_profile_overrides,
+      {{ lookup('inferops.serving.profile', server_profile, dirs=server_profile_dirs)
+         | inferops.serving.profile_lint(overrides=server_profile_overrides,
                                          known_bad=inferops_known_bad_images | default([])) }}
 
 - name: Refuse a profile with lint errors
@@ -88,11 +95,12 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
 )
 
 
-def _profile_lint(profile, overrides=None, known_bad=None):
+def _profile_lint(profile, overrides=None, known_bad=None, profile_dirs=None):
     try:
         extra = validate_known_bad(list(known_bad) if isinstance(known_bad, (list, tuple)) else known_bad or [],
                                    "profile_lint known_bad")
-        return lint_profile(profile, overrides=overrides or {}, known_bad=load_known_bad(KNOWN_BAD_FILE) + extra)
+        return lint_profile(profile, overrides=overrides or {}, known_bad=load_known_bad(KNOWN_BAD_FILE) + extra,
+                            profile_dirs=profile_dirs)
     except ProfileError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

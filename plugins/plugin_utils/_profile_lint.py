@@ -308,9 +308,9 @@ def check_flag_value(ctx):
             continue
         if spec["boolean"]:
             if entry.value is not True:
+                negation = " or `no-%s: true`" % entry.canonical if ctx.engine == "vllm" else ""
                 yield ("%s is an on/off flag but has the value %r (rendered as a stray argument); write "
-                       "`%s: true`%s" % (entry.written, entry.value, entry.flag,
-                                        " or `no-%s: true`" % entry.canonical if ctx.engine == "vllm" else ""))
+                       "`%s: true`%s" % (entry.written, entry.value, entry.flag, negation))
             continue
         if entry.value is True:
             if not spec["optional_value"]:
@@ -533,8 +533,8 @@ def check_env_removed(ctx):
         if status != "removed":
             continue
         replaced = ctx.arg(spec["replacement"]) is not None if spec["replacement"] else True
-        message = ("env %s=%s%s does nothing on %s (removed in %s); " % (name, value, _env_where(ctx, name),
-                                                                       ctx.engine_label, spec["removed"]))
+        message = "env %s=%s%s does nothing on %s (removed in %s); " % (
+            name, value, _env_where(ctx, name), ctx.engine_label, spec["removed"])
         if replaced:
             yield ("warning", message + "remove it; %s already says it" % _replacement(ctx, spec, value))
         else:
@@ -714,16 +714,17 @@ def validate_known_bad(entries, where="known_bad"):
     return entries
 
 
-def lint_profile(profile, overrides=None, known_bad=None, rules=None):
+def lint_profile(profile, overrides=None, known_bad=None, rules=None, profile_dirs=None):
     """Findings for ``profile`` (a loaded profile mapping, or a profile name) with ``overrides``.
 
     ``known_bad`` is the list of known-bad images to check against; None means the collection's
     data/known_bad_images.yml. ``rules`` limits the run to those rule ids. Findings come in rule
     order; each is ``{rule, severity, message, reason, source}``. Raises ProfileError for an
-    unknown profile name or malformed overrides (as load_profile and apply_overrides do).
+    unknown profile name or malformed overrides (as load_profile and apply_overrides do); a
+    name is looked up in ``profile_dirs`` first, then the collection's profiles.
     """
     if isinstance(profile, str):
-        profile = load_profile(profile)
+        profile = load_profile(profile, profile_dirs)
     if not isinstance(profile, dict):
         raise ProfileError("lint_profile needs a profile mapping or a profile name, not %r" % type(profile).__name__)
     if known_bad is None:

@@ -294,3 +294,10 @@ def test_filter_adds_the_passed_known_bad_list_and_overrides():
 def test_filter_errors_are_filter_errors(call):
     with pytest.raises(AnsibleFilterError):
         call()
+
+
+def test_filter_finds_a_named_profile_in_extra_dirs(tmp_path):
+    (tmp_path / "site-latency.yml").write_text(
+        "name: site-latency\nextends: %s\nargs:\n  moe-backend: null\n" % LATENCY, encoding="utf-8")
+    found = FILTER("site-latency", profile_dirs=[str(tmp_path)])
+    assert [f["rule"] for f in errors(found)] == ["vllm-nvfp4-sm12x-marlin-moe"]
