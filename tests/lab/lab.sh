@@ -278,6 +278,24 @@ $lock"
   fi
 }
 
+# The base image in the registry too: a small image with python3 that the nested engines of
+# target hosts can pull by digest (e.g. to run the nvidia-smi double under --gpus).
+ensure_base_pushed() {
+  local ref="inferops-lab/base:bookworm" id digest
+  id="$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE")"
+  digest="$(registry_digest "$ref")"
+  if [ -n "$digest" ] && [ "$(image_label "$REGISTRY/$ref" inferops-lab.base-id)" = "$id" ] 2>/dev/null &&
+     docker image inspect --format '{{join .RepoDigests " "}}' "$REGISTRY/$ref" | grep -q "$digest"; then
+    say "image $REGISTRY/$ref: pushed ($digest)"
+    return
+  fi
+  say "image $REGISTRY/$ref: pushing"
+  printf 'FROM %s\nLABEL inferops-lab.base-id=%s\n' "$BASE_IMAGE" "$id" |
+    docker build -q -t "$REGISTRY/$ref" - >"$LOG/build-base-push.log" 2>&1 ||
+    die "tagging $REGISTRY/$ref failed (see $LOG/build-base-push.log)"
+  docker push "$REGISTRY/$ref" >"$LOG/push.log" 2>&1 || die "pushing $REGISTRY/$ref failed (see $LOG/push.log)"
+}
+
 # --- commands -----------------------------------------------------------------------------
 cmd_up() {
   [ "$(id -u)" = 0 ] || die "run as root (it installs packages and starts dockerd)"
@@ -288,6 +306,7 @@ cmd_up() {
   ensure_registry
   ensure_apt_repo
   ensure_images
+  ensure_base_pushed
   ensure_engine_images
   say "up in $((SECONDS - start))s: registry http://$REGISTRY, apt $APT_URL (key $APT_URL/gpgkey)"
 }
