@@ -187,8 +187,13 @@ def repr_field(text, key):
     return _literal(m.group(1)), m.start(), m.end()
 
 
-def _excerpt(line, start, end, width=60):
-    """Shorten a huge dump line to its head and the ``key=value`` that proves one fact."""
+def _excerpt(line, m, start, end, width=60):
+    """Shorten a huge dump line to its head and the ``key=value`` that proves one fact.
+
+    ``start``/``end`` are offsets in the message ``m.string``, which is a suffix of ``line``.
+    """
+    base = len(line) - len(m.string)
+    start, end = start + base, end + base
     if len(line) <= 2 * width + (end - start):
         return line
     return "%s ... %s ..." % (line[:width], line[start:end])
@@ -198,15 +203,15 @@ def _excerpt(line, start, end, width=60):
 # Handlers: (scanner, match, line, tag) -> None. They record facts with scanner.observe().
 # ---------------------------------------------------------------------------------------------
 def _h_engine_config(sc, m, line, tag):
-    sc.observe("engine_version", m.group("version"), _excerpt(line, m.start("version"), m.end("version")), RESOLVED)
+    sc.observe("engine_version", m.group("version"), _excerpt(line, m, m.start("version"), m.end("version")), RESOLVED)
     cfg = m.group("config")
     off = m.start("config")
     mm = re.match(r"model='([^']*)'", cfg)
     if mm:
-        sc.observe("model", mm.group(1), _excerpt(line, off, off + mm.end()), RESOLVED)
+        sc.observe("model", mm.group(1), _excerpt(line, m, off, off + mm.end()), RESOLVED)
     mm = re.search(r"speculative_config=(None|SpeculativeConfig\(([^)]*)\))", cfg)
     if mm:
-        proof = _excerpt(line, off + mm.start(), off + mm.end())
+        proof = _excerpt(line, m, off + mm.start(), off + mm.end())
         if mm.group(1) == "None":
             sc.observe("speculative_method", "none", proof, RESOLVED)
         else:
@@ -229,7 +234,7 @@ def _h_engine_config(sc, m, line, tag):
         except KeyError:
             continue
         if value is not None:
-            sc.observe(key, conv(value), _excerpt(line, off + start, off + end), RESOLVED)
+            sc.observe(key, conv(value), _excerpt(line, m, off + start, off + end), RESOLVED)
 
 
 _NON_DEFAULT_KEYS = (
@@ -372,7 +377,7 @@ def _h_sglang_server_args(sc, m, line, tag):
         algo, start, end = repr_field(dump, "speculative_algorithm")
         off = m.start("dump")
         sc.observe("speculative_method", "none" if algo is None else str(algo).lower(),
-                   _excerpt(line, start + off, end + off), RESOLVED)
+                   _excerpt(line, m, start + off, end + off), RESOLVED)
     except KeyError:
         algo = None
     for field, key, conv in _SGLANG_ARGS:
@@ -384,8 +389,7 @@ def _h_sglang_server_args(sc, m, line, tag):
             continue
         if value is None:
             continue
-        off = m.start("dump")
-        sc.observe(key, conv(value), _excerpt(line, start + off, end + off), RESOLVED)
+        sc.observe(key, conv(value), _excerpt(line, m, start + m.start("dump"), end + m.start("dump")), RESOLVED)
 
 
 def _h_sglang_kv(sc, m, line, tag):
@@ -493,16 +497,7 @@ PATTERNS = [
      r"Max running requests is reset to \d+", _h_warning),
     ("sglang_overlap_disabled", "sglang", "0.5.1-0.5.23", "Overlap scheduler is disabled",
      r"Overlap scheduler is disabled", _h_warning),
-    # --- Fatal signatures (both engines; PyTorch texts are shared) --------------------------------
-    ("fatal_value_error", None, "all", "Error: ",
-     r"^(?:[\w.]+\.)?(?:ValueError|TypeError|NotImplementedError): ", _fatal("config_error", startup_only=True)),
-    ("fatal_validation_error", None, "all (pydantic config classes)", "ValidationError",
-     r"^(?:[\w.]+\.)?ValidationError: |validation errors? for \w+Config", _fatal("config_error", startup_only=True)),
-    ("fatal_argparse", None, "all", "error: ",
-     r"^[\w./\-]+(?: [\w\-]+)?: error: (?:argument|unrecognized arguments|the following arguments)",
-     _fatal("config_error", startup_only=True)),
-    ("fatal_invalid_parser", "vllm", "0.17-0.33", "KeyError: 'invalid",
-     r"KeyError: 'invalid (?:reasoning|tool call) parser", _fatal("config_error", startup_only=True)),
+    # --- Fatal signatures (both engines; PyTorch texts are shared); the first that matches a line wins
     ("fatal_illegal_memory_access", None, "all (PyTorch)", "illegal memory access",
      r"illegal memory access was encountered|cudaErrorIllegalAddress", _fatal("cuda_illegal_memory_access")),
     ("fatal_cuda_error", None, "all (PyTorch)", "CUDA error: ",
@@ -518,6 +513,16 @@ PATTERNS = [
      r"Not enough memory\. Please try to increase --mem-fraction-static", _fatal("out_of_memory")),
     ("fatal_assertion", None, "all", "AssertionError",
      r"^(?:[\w.]+\.)?AssertionError\b", _fatal("assertion")),
+    # Configuration errors last: a ValueError about memory is out_of_memory (first match wins).
+    ("fatal_value_error", None, "all", "Error: ",
+     r"^(?:[\w.]+\.)?(?:ValueError|TypeError|NotImplementedError): ", _fatal("config_error", startup_only=True)),
+    ("fatal_validation_error", None, "all (pydantic config classes)", "ValidationError",
+     r"^(?:[\w.]+\.)?ValidationError: |validation errors? for \w+Config", _fatal("config_error", startup_only=True)),
+    ("fatal_argparse", None, "all", "error: ",
+     r"^[\w./\-]+(?: [\w\-]+)?: error: (?:argument|unrecognized arguments|the following arguments)",
+     _fatal("config_error", startup_only=True)),
+    ("fatal_invalid_parser", "vllm", "0.17-0.33", "KeyError: 'invalid",
+     r"KeyError: 'invalid (?:reasoning|tool call) parser", _fatal("config_error", startup_only=True)),
     ("fatal_engine_dead", "vllm", "0.17-0.33", "Engine",
      r"EngineDeadError|Engine core initialization failed|EngineCore failed to start|"
      r"EngineCore encountered a fatal error|Engine core (?:proc|process) \S+ died unexpectedly",

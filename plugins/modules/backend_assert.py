@@ -51,8 +51,8 @@ options:
     default: auto
   expect:
     description:
-      - What the log must prove, with the keys of RV(observed), for example
-        C({moe_backend: MARLIN, draft_moe_backend: TRITON, speculative_method: mtp}).
+      - "What the log must prove, with the keys of RV(observed), for example
+        C({moe_backend: MARLIN, draft_moe_backend: TRITON, speculative_method: mtp})."
       - Strings compare case-insensitively, numbers numerically, booleans as booleans;
         C(engine_version) matches as a prefix at a version component (V(0.19) matches C(0.19.2rc1)).
       - A value of V(null) means the log must show no value for the key (for example no draft model).
@@ -77,17 +77,10 @@ options:
       - The Docker daemon to ask, C(unix://<socket path>) or C(tcp://<host>:<port>) without TLS.
     type: str
     default: unix:///var/run/docker.sock
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: The module only reads; it behaves the same in check mode.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
-  idempotent:
-    description: When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
-    support: full
+extends_documentation_fragment:
+  - inferops.serving.attributes
+  - inferops.serving.attributes.INFO_MODULE
+  - inferops.serving.attributes.ACTIONGROUP_SERVING
 notes:
   - The container is read through the Docker Engine API over its socket with the Python standard
     library only; no Docker SDK is needed on the target.

@@ -1,0 +1,419 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The engine log pattern table and the pure functions around it, per pattern and version."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.module_utils import _engine_logs as el
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "logs")
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+# --- prefixes -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("line, message, tag", [
+    ("(APIServer pid=1) INFO 06-09 10:08:22 [api_server.py:1961] Starting vLLM server", "Starting vLLM server", "APIServer"),
+    ("(EngineCore_DP0 pid=188) ERROR 03-12 09:19:51 [core.py:1010] ValueError: x", "ValueError: x", "EngineCore_DP0"),
+    ("(Worker_TP3 pid=77) INFO 05-01 17:58:16 [cuda.py:351] Using X", "Using X", "Worker_TP3"),
+    ("(EngineCore pid=176) INFO 05-01 17:58:16 [nvfp4.py:279] Using 'MARLIN'", "Using 'MARLIN'", "EngineCore"),
+    ("vllm-1  | 2026-05-01T17:58:16.371010021Z (EngineCore pid=176) INFO 05-01 17:58:16 [a.py:1] hi", "hi", "EngineCore"),
+    ("May 01 17:58:16 gb10 docker[812]: (APIServer pid=1) INFO:     Application startup complete.",
+     "Application startup complete.", "APIServer"),
+    ("INFO:     Application startup complete.", "Application startup complete.", ""),
+    ("[2026-07-24 08:09:27 TP0] Prefill batch, #new-seq: 1", "Prefill batch, #new-seq: 1", "TP0"),
+    ("[2026-07-24 08:09:27.123 DP0 TP3] Decode batch", "Decode batch", "DP0 TP3"),
+    ("[2026-07-24 08:09:21] INFO:     10.38.1.110:54856 - \"HEAD / HTTP/1.1\" 200 OK",
+     "10.38.1.110:54856 - \"HEAD / HTTP/1.1\" 200 OK", ""),
+    ("(EngineCore pid=7476) 2026-07-25 13:42:38,525 - INFO - autotuner.py:2216 - flashinfer.jit: x", "flashinfer.jit: x",
+     "EngineCore"),
+    ("  File \"/usr/lib/python3.12/x.py\", line 3", "  File \"/usr/lib/python3.12/x.py\", line 3", ""),
+])
+def test_split_prefix(line, message, tag):
+    msg, got_tag, _header = el.split_prefix(line)
+    assert (msg, got_tag) == (message, tag)
+
+
+def test_clean_line_strips_ansi_colour():
+    assert el.clean_line("(APIServer pid=1) \x1b[32mINFO\x1b[0m 05-01 x  \r") == "(APIServer pid=1) INFO 05-01 x"
+
+
+# --- names ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("raw, name", [
+    ("AttentionBackendEnum.TRITON_ATTN", "TRITON_ATTN"),
+    ("NvFp4LinearBackend.MARLIN", "MARLIN"),
+    ("'marlin'", "MARLIN"),
+    ("FlashInfer TRTLLM", "FLASHINFER_TRTLLM"),
+    ("flashinfer-cutlass", "FLASHINFER_CUTLASS"),
+])
+def test_backend_name(raw, name):
+    assert el.backend_name(raw) == name
+
+
+@pytest.mark.parametrize("cls, name", [
+    ("MarlinNvFp4LinearKernel", "MARLIN"),
+    ("FlashInferCutlassNvFp4LinearKernel", "FLASHINFER_CUTLASS"),
+    ("FlashInferTrtllmNvFp4LinearKernel", "FLASHINFER_TRTLLM"),
+    ("FlashInferCuteDslNvFp4LinearKernel", "FLASHINFER_CUTEDSL"),
+    ("FlashInferB12xNvFp4LinearKernel", "FLASHINFER_B12X"),
+    ("CutlassNvFp4LinearKernel", "VLLM_CUTLASS"),
+    ("EmulationNvFp4LinearKernel", "EMULATION"),
+    ("CutlassFP8ScaledMMLinearKernel", "VLLM_CUTLASS"),
+])
+def test_kernel_class_backend(cls, name):
+    assert el.kernel_class_backend(cls) == name
+
+
+def test_every_pattern_names_its_versions_and_compiles():
+    names = [p[0] for p in el.PATTERNS]
+    assert len(names) == len(set(names))
+    for name, engine, versions, needle, _rx, _handler in el.PATTERNS:
+        assert engine in (None, "vllm", "sglang") and versions and needle, name
+
+
+# --- one line per pattern and version ---------------------------------------------------------------
+VLLM = "(EngineCore pid=9) INFO 05-01 17:58:16 [x.py:1] "
+API = "(APIServer pid=1) INFO 05-01 17:58:16 [x.py:1] "
+SGL = "[2026-03-14 09:00:01 TP0] "
+
+
+@pytest.mark.parametrize("engine, lines, expected", [
+    # NvFp4 MoE, identical 0.17-0.33
+    ("vllm", [VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', 'MARLIN']."],
+     {"moe_backend": "MARLIN"}),
+    # FP8 MoE (no quotes)
+    ("vllm", [VLLM + "Using TRITON Fp8 MoE backend out of potential backends: ['DEEPGEMM', 'TRITON']."],
+     {"moe_backend": "TRITON"}),
+    # Unquantized MoE 0.17-0.19 vs 0.20+, BF16 model without a draft: the target's
+    ("vllm", [VLLM + "Using TRITON backend for Unquantized MoE"], {"moe_backend": "TRITON"}),
+    ("vllm", [VLLM + "Using FlashInfer CUTLASS backend for Unquantized MoE"], {"moe_backend": "FLASHINFER_CUTLASS"}),
+    ("vllm", [VLLM + "Using TRITON Unquantized MoE backend out of potential backends: ['FlashInfer TRTLLM', 'TRITON']."],
+     {"moe_backend": "TRITON"}),
+    # ... with a quantized target, the unquantized line is the MTP head's, even before the drafter line
+    ("vllm", [VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []",
+              VLLM + "Using TRITON Unquantized MoE backend out of potential backends: []"],
+     {"moe_backend": "MARLIN", "draft_moe_backend": "TRITON"}),
+    # ... and after "Loading drafter model..." it is the draft's for a BF16 target too
+    ("vllm", [VLLM + "Using TRITON backend for Unquantized MoE", VLLM + "Loading drafter model...",
+              VLLM + "Using FlashInfer TRTLLM backend for Unquantized MoE"],
+     {"moe_backend": "TRITON", "draft_moe_backend": "FLASHINFER_TRTLLM"}),
+    # the 0.33 LoRA line is not the MoE backend line
+    ("vllm", [VLLM + "Using TRITON Unquantized MoE LoRA backend"], {"moe_backend": None}),
+    # NVFP4 GEMM <=0.19 enum / 0.20+ kernel class
+    ("vllm", [VLLM + "Using NvFp4LinearBackend.MARLIN for NVFP4 GEMM"], {"linear_backend": "MARLIN"}),
+    ("vllm", [VLLM + "Using MarlinNvFp4LinearKernel for NVFP4 GEMM"], {"linear_backend": "MARLIN"}),
+    ("vllm", [VLLM + "Using FlashInferCutlassNvFp4LinearKernel for NVFP4 GEMM"], {"linear_backend": "FLASHINFER_CUTLASS"}),
+    # attention: forced (enum repr) and auto (bare name); lines after the drafter are the draft's
+    ("vllm", [VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend."], {"attention_backend": "TRITON_ATTN"}),
+    ("vllm", [VLLM + "Using FLASH_ATTN attention backend out of potential backends: ['FLASH_ATTN', 'FLASHINFER']."],
+     {"attention_backend": "FLASH_ATTN"}),
+    ("vllm", [VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend.", VLLM + "Loading drafter model...",
+              VLLM + "Using AttentionBackendEnum.FLASHINFER backend."],
+     {"attention_backend": "TRITON_ATTN", "draft_attention_backend": "FLASHINFER"}),
+    # not attention-backend selections
+    ("vllm", [VLLM + "Using backend AttentionBackendEnum.FLASH_ATTN for vit attention",
+              VLLM + "Using AttentionBackendEnum.FLASH_ATTN for MMEncoderAttention."], {"attention_backend": None}),
+    # KV cache size: 0.17-0.25 own line, 0.28 one line, 0.30+ device prefix and "GPU + host"
+    ("vllm", [VLLM + "GPU KV cache size: 1,206,303 tokens"], {"kv_cache_tokens": 1206303}),
+    ("vllm", [VLLM + "GPU KV cache size: 52,000 tokens, Maximum concurrency for 8,192 tokens per request: 6.35x"],
+     {"kv_cache_tokens": 52000}),
+    ("vllm", [VLLM + "GPU + host KV cache size: 99 tokens, Maximum concurrency for 8 tokens per request: 1.00x"],
+     {"kv_cache_tokens": 99}),
+    # mamba, chunked prefill, prefix caching (0.17-0.27 WARNING form and 0.28+ INFO form)
+    ("vllm", [VLLM + "Updating mamba_ssm_cache_dtype to 'float32' for NemotronH model"],
+     {"mamba_ssm_cache_dtype": "float32"}),
+    ("vllm", [API + "Chunked prefill is enabled with max_num_batched_tokens=8192."], {"chunked_prefill": True}),
+    ("vllm", [API.replace("INFO", "WARNING") + "Mamba cache mode is set to 'all' for NemotronHForCausalLM by default "
+              "when prefix caching is enabled"], {"prefix_caching": True}),
+    ("vllm", [API + "Mamba cache mode is set to 'none' when prefix caching is disabled"], {"prefix_caching": False}),
+    # versions: config line, 0.17 API server line, 0.2x "server version ..., serving model"
+    ("vllm", [VLLM + "Initializing a V1 LLM engine (v0.17.1) with config: model='m', speculative_config=None, "
+              "tensor_parallel_size=2, kv_cache_dtype=auto, enable_prefix_caching=True, chunked_prefill_enabled=False"],
+     {"engine_version": "0.17.1", "model": "m", "speculative_method": "none", "tensor_parallel_size": 2,
+      "kv_cache_dtype": "auto", "prefix_caching": True, "chunked_prefill": False}),
+    ("vllm", [API + "vLLM API server version 0.17.1"], {"engine_version": "0.17.1"}),
+    ("vllm", [API + "vLLM server version 0.23.0, serving model org/m"], {"engine_version": "0.23.0", "model": "org/m"}),
+    # the requested args are evidence only when nothing resolved says otherwise
+    ("vllm", [API + "non-default args: {'max_num_seqs': 32, 'speculative_config': {'method': 'mtp', "
+              "'num_speculative_tokens': 1}}",
+              VLLM + "Initializing a V1 LLM engine (v0.19.1) with config: model='m', speculative_config="
+              "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=3), tensor_parallel_size=1"],
+     {"max_num_seqs": 32, "speculative_method": "mtp", "num_speculative_tokens": 3}),
+    # ready: vLLM 0.17-0.31 tagged, 0.32+ untagged uvicorn line
+    ("vllm", ["(APIServer pid=1) INFO:     Application startup complete."], {"ready": True}),
+    ("vllm", ["INFO:     Application startup complete."], {"ready": True}),
+    ("vllm", [VLLM + "Unknown vLLM environment variable detected: VLLM_NVFP4_GEMM_BACKEND"],
+     {"warnings": ["Unknown vLLM environment variable detected: VLLM_NVFP4_GEMM_BACKEND"]}),
+    # SGLang: <=0.5.18 repr and >=0.5.19 dict
+    ("sglang", ["[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m', tp_size=4, attention_backend='triton', "
+                "speculative_algorithm=None, speculative_num_steps=None, speculative_moe_runner_backend='triton', "
+                "moe_runner_backend='flashinfer_cutlass', fp8_gemm_runner_backend='auto', kv_cache_dtype='auto', "
+                "disable_radix_cache=True, chunked_prefill_size=-1, max_running_requests=16)"],
+     {"model": "m", "tensor_parallel_size": 4, "attention_backend": "TRITON", "speculative_method": "none",
+      "draft_moe_backend": None, "moe_backend": "FLASHINFER_CUTLASS", "linear_backend": "AUTO",
+      "prefix_caching": False, "chunked_prefill": False, "max_num_seqs": 16, "num_speculative_tokens": None}),
+    ("sglang", ["[2026-10-02 12:00:01] server_args={'model_path': 'm', 'speculative_algorithm': 'EAGLE', "
+                "'speculative_num_steps': 3, 'speculative_moe_runner_backend': 'triton', "
+                "'moe_runner_backend': 'marlin', 'disable_radix_cache': False, 'mamba_ssm_dtype': 'bfloat16'}"],
+     {"speculative_method": "eagle", "num_speculative_tokens": 3, "draft_moe_backend": "TRITON",
+      "moe_backend": "MARLIN", "prefix_caching": True, "mamba_ssm_cache_dtype": "bfloat16"}),
+    ("sglang", [SGL + "KV Cache is allocated. #tokens: 17892656, K size: 16.66 GB, V size: 16.66 GB"],
+     {"kv_cache_tokens": 17892656}),
+    ("sglang", [SGL + "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 42, K size: 0.01 GB, V size: 0.01 GB"],
+     {"kv_cache_tokens": 42}),
+    ("sglang", ["[2026-03-14 09:00:01] The server is fired up and ready to roll!"], {"ready": True}),
+    # SGLang also runs uvicorn: its startup line is not readiness
+    ("sglang", ["[2026-03-14 09:00:01] INFO:     Application startup complete."], {"ready": False}),
+])
+def test_pattern(engine, lines, expected):
+    result = el.scan_lines(lines, engine)
+    for key, value in expected.items():
+        assert result["observed"].get(key) == value, key
+        if value is not None and key not in ("ready", "warnings"):
+            # the line itself, or for a long config dump its head and the key=value (" ... " between)
+            pieces = [p for p in result["evidence"][key].split(" ...") if p.strip()]
+            assert any(all(p.strip() in line for p in pieces) for line in lines), key
+    assert result["fatal"] is None
+
+
+@pytest.mark.parametrize("lines, engine", [
+    ([VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []"], "vllm"),
+    (["[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m')"], "sglang"),
+    (["(APIServer pid=1) INFO:     Started server process [1]"], None),
+])
+def test_engine_detection(lines, engine):
+    assert el.scan_lines(lines)["observed"].get("engine") == engine
+
+
+def test_engine_option_limits_the_pattern_set():
+    line = VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []"
+    result = el.scan_lines([line], "sglang")
+    assert "moe_backend" not in result["observed"]
+    assert result["observed"]["engine"] == "vllm"
+
+
+# --- fatal signatures ---------------------------------------------------------------------------------
+ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
+
+
+@pytest.mark.parametrize("line, kind", [
+    (ERR + "ValueError: moe_backend='marlin' is not supported for unquantized MoE. Expected one of ['triton']",
+     "config_error"),
+    (ERR + "ValueError: NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment configuration since x.",
+     "config_error"),
+    (ERR + "NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.", "config_error"),
+    ("(APIServer pid=1) pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig",
+     "config_error"),
+    ("vllm serve: error: argument --moe-backend: invalid choice: 'bogus' (choose from 'aiter', 'auto')", "config_error"),
+    ("launch_server.py: error: unrecognized arguments: --mamba-scheduler-strategy no_buffer", "config_error"),
+    ("(APIServer pid=1) KeyError: 'invalid reasoning parser: nemotron_v3 (chose from { deepseek_r1 })'", "config_error"),
+    (ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+     "cuda_illegal_memory_access"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda_illegal_memory_access"),
+    (ERR + "torch.AcceleratorError: CUDA error: device-side assert triggered", "cuda_error"),
+    (ERR + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "out_of_memory"),
+    (ERR + "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`",
+     "out_of_memory"),
+    ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: 0.8", "out_of_memory"),
+    ("AssertionError: mamba extra_buffer is not supported for NemotronHForCausalLM model", "assertion"),
+    ("AssertionError", "assertion"),
+    ("(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above.", "engine_dead"),
+    (ERR + "EngineCore failed to start.", "engine_dead"),
+    ("(APIServer pid=1) ERROR 05-01 17:58:16 [core_client.py:1] Engine core proc EngineCore_DP0 died unexpectedly, "
+     "shutting down client.", "engine_dead"),
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "engine_dead"),
+    ("[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed.", "engine_dead"),
+    ("[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
+     "engine_dead"),
+])
+def test_fatal_kind(line, kind):
+    result = el.scan_lines(["first", line])
+    assert result["fatal"]["kind"] == kind
+    assert result["fatal"]["line"] == line
+    assert result["fatal"]["context"][-1] == line
+
+
+@pytest.mark.parametrize("line", [
+    "Traceback (most recent call last):",
+    "    raise ValueError(",
+    VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend.",
+    "(APIServer pid=1) INFO:     172.17.0.1:40112 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request",
+])
+def test_not_fatal(line):
+    assert el.scan_lines([line])["fatal"] is None
+
+
+def test_request_error_after_ready_is_not_a_config_error():
+    result = el.scan_lines(["INFO:     Application startup complete.",
+                            "(APIServer pid=1) ValueError: This model's maximum context length is 8192 tokens."], "vllm")
+    assert result["fatal"] is None and result["ready"]
+
+
+def test_root_cause_beats_the_dead_engine_before_it_and_context_is_20_lines():
+    lines = ["line %d" % i for i in range(30)] + [ERR + "EngineCore failed to start."] + \
+        ["trace %d" % i for i in range(5)] + [ERR + "ValueError: bad"] + ["after %d" % i for i in range(30)]
+    result = el.scan_lines(lines)
+    assert result["fatal"]["kind"] == "config_error"
+    assert result["fatal"]["line"] == ERR + "ValueError: bad"
+    assert len(result["fatal"]["context"]) == 20
+    assert result["fatal"]["context"][10] == ERR + "ValueError: bad"
+    assert result["log_lines_read"] == 37 + el.CONTEXT_AFTER  # stops once the answer is complete
+
+
+# --- fixtures (both engines, successful and failed starts) ---------------------------------------------
+@pytest.mark.parametrize("name, expected, fatal", [
+    ("vllm-0.19-gb10-nvfp4-mtp-ok.log",
+     {"engine": "vllm", "engine_version": "0.19.2rc1.dev134+gfe9c3d6c5", "moe_backend": "MARLIN",
+      "draft_moe_backend": "TRITON", "linear_backend": "MARLIN", "attention_backend": "TRITON_ATTN",
+      "draft_attention_backend": "TRITON_ATTN", "speculative_method": "mtp", "num_speculative_tokens": 2,
+      "kv_cache_dtype": "fp8", "mamba_ssm_cache_dtype": "float32", "prefix_caching": False, "chunked_prefill": True,
+      "max_num_seqs": 4, "tensor_parallel_size": 1, "kv_cache_tokens": 1206303, "ready": True}, None),
+    ("vllm-0.17.1-mtp-marlin-config-error.log",
+     {"engine_version": "0.17.1", "moe_backend": "MARLIN", "ready": False, "draft_moe_backend": None}, "config_error"),
+    ("vllm-0.19-mtp-illegal-memory-access.log", {"ready": True}, "cuda_illegal_memory_access"),
+    ("vllm-0.20-auto-flashinfer-prefixed.log",
+     {"moe_backend": "FLASHINFER_CUTLASS", "draft_moe_backend": "FLASHINFER_CUTLASS",
+      "linear_backend": "FLASHINFER_CUTLASS", "attention_backend": "FLASHINFER", "tensor_parallel_size": 2,
+      "num_speculative_tokens": 3, "kv_cache_tokens": 2412544, "ready": True}, None),
+    ("vllm-0.33-no-spec-unknown-env.log",
+     {"engine_version": "0.33.0", "speculative_method": "none", "moe_backend": "MARLIN", "linear_backend": "MARLIN",
+      "attention_backend": "TRITON_ATTN", "prefix_caching": True, "max_num_seqs": 32, "kv_cache_tokens": 1206303,
+      "ready": True}, None),
+    ("vllm-real-kv-cache-lines.log", {"engine": "vllm", "kv_cache_tokens": 1823372}, None),
+    ("sglang-0.5.9-g7e-fp8-ok.log",
+     {"engine": "sglang", "moe_backend": "TRITON", "linear_backend": "TRITON", "attention_backend": "FLASHINFER",
+      "speculative_method": "none", "kv_cache_dtype": "fp8_e4m3", "prefix_caching": True, "tensor_parallel_size": 8,
+      "kv_cache_tokens": 17892656, "max_num_seqs": 512, "chunked_prefill": True, "ready": True,
+      "draft_moe_backend": None}, None),
+    ("sglang-0.5.9-g7e-fp8-eagle-ok.log",
+     {"speculative_method": "eagle", "num_speculative_tokens": 3, "draft_moe_backend": "TRITON",
+      "prefix_caching": False, "max_num_seqs": 48, "ready": True}, None),
+    ("sglang-0.5.21-dict-format-ok.log",
+     {"attention_backend": "TRTLLM_MHA", "draft_attention_backend": "FLASHINFER", "moe_backend": "FLASHINFER_TRTLLM",
+      "kv_cache_tokens": 4200000, "max_num_seqs": 64, "tensor_parallel_size": 4, "ready": True}, None),
+    ("sglang-0.5.9-extra-buffer-assertion.log", {"engine": "sglang", "ready": False}, "assertion"),
+    ("sglang-0.5.9-eagle-oom.log", {"draft_moe_backend": "FLASHINFER_CUTLASS", "ready": False}, "out_of_memory"),
+    ("sglang-real-server-args-head.log",
+     {"engine": "sglang", "model": "/home/dist/10.10.142.201/models/Qwen3-30B-A3B", "kv_cache_dtype": "auto",
+      "max_num_seqs": None}, None),
+])
+def test_fixture(name, expected, fatal):
+    result = el.scan_file(fixture(name))
+    for key, value in expected.items():
+        assert result["observed"].get(key) == value, key
+    assert (result["fatal"] or {}).get("kind") == fatal
+
+
+def test_fixture_same_result_line_by_line_and_in_tiny_chunks():
+    path = fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    with open(path, encoding="utf-8") as handle:
+        by_line = el.scan_lines(handle)
+    assert el.scan_file(path, chunk_size=7) == by_line == el.scan_file(path)
+
+
+# --- streaming a large file -----------------------------------------------------------------------------
+STATS = ("(APIServer pid=1) INFO 06-09 10:09:02 [loggers.py:257] Engine 000: Avg prompt throughput: 51.2 tokens/s, "
+         "Avg generation throughput: 24.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.4%\n")
+REQUEST = "(APIServer pid=1) INFO:     172.17.0.1:53422 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+
+
+def _big_log(tmp_path, tail):
+    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), "rb") as handle:
+        head = handle.read()
+    body = (STATS + REQUEST * 3).encode() * 3000
+    path = tmp_path / "big.log"
+    path.write_bytes(head + body + tail.encode() + body)
+    return str(path), head.count(b"\n") + body.count(b"\n") * 2 + tail.count("\n")
+
+
+def test_large_file_without_fatal_is_counted_to_the_end(tmp_path):
+    path, lines = _big_log(tmp_path, "")
+    result = el.scan_file(path, chunk_size=64 * 1024)
+    assert result["log_lines_read"] == lines
+    assert result["fatal"] is None and result["observed"]["moe_backend"] == "MARLIN"
+
+
+def test_large_file_fatal_deep_inside_has_its_context(tmp_path):
+    tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
+            "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
+            "memory access was encountered\n")
+    path, _lines = _big_log(tmp_path, tail)
+    result = el.scan_file(path, chunk_size=64 * 1024)
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert len(result["fatal"]["context"]) == 20
+    assert result["fatal"]["context"][9].endswith("Traceback (most recent call last):")
+    assert result["fatal"]["context"][8] == REQUEST.strip()
+
+
+# --- expect -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("expected, observed, same", [
+    ("marlin", "MARLIN", True),
+    ("TRITON", "MARLIN", False),
+    (2, 2, True),
+    ("2", 2, True),
+    (2.0, 2, True),
+    (3, 2, False),
+    (True, True, True),
+    ("true", True, True),
+    ("no", False, True),
+    (False, True, False),
+    ("maybe", True, False),
+    ([], [], True),
+    ([], ["x"], False),
+    ("VLLM_NVFP4_GEMM_BACKEND", ["Unknown vLLM environment variable detected: VLLM_NVFP4_GEMM_BACKEND"], True),
+])
+def test_values_match(expected, observed, same):
+    assert el.values_match(expected, observed) is same
+
+
+RESULT = el.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
+
+
+@pytest.mark.parametrize("expect, optional, keys", [
+    ({"moe_backend": "marlin", "draft_moe_backend": "TRITON", "num_speculative_tokens": "2", "ready": True}, (), []),
+    ({"moe_backend": "FLASHINFER_CUTLASS"}, (), ["moe_backend"]),
+    ({"engine_version": "0.19"}, (), []),
+    ({"engine_version": "0.19.2rc1.dev134"}, (), []),
+    ({"engine_version": "0.1"}, (), ["engine_version"]),
+    ({"kv_cache_tokens": 1206303, "prefix_caching": "false"}, (), []),
+    ({"draft_attention_backend": None}, (), ["draft_attention_backend"]),
+    ({"engine_version": None, "model": None}, (), ["engine_version", "model"]),
+])
+def test_compare_expect(expect, optional, keys):
+    assert [m["key"] for m in el.compare_expect(expect, RESULT, optional)] == keys
+
+
+def test_no_evidence_and_optional():
+    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
+    expect = {"draft_moe_backend": None, "engine_version": "0.5.9", "draft_attention_backend": "TRITON"}
+    mismatches = el.compare_expect(expect, result)
+    assert mismatches == [
+        {"key": "draft_attention_backend", "expected": "TRITON", "observed": None, "evidence": None},
+        {"key": "engine_version", "expected": "0.5.9", "observed": None, "evidence": None},
+    ]
+    assert el.compare_expect(expect, result, optional=["engine_version", "draft_attention_backend"]) == []
+
+
+def test_messages_name_key_expected_observed_and_proof():
+    result = el.scan_file(fixture("vllm-0.20-auto-flashinfer-prefixed.log"))
+    mismatch, = el.compare_expect({"moe_backend": "MARLIN"}, result)
+    text = el.describe_mismatch(mismatch, "vllm")
+    assert text.startswith("moe_backend: expected MARLIN, observed FLASHINFER_CUTLASS, proven by log line: vllm-1  |")
+    assert "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend" in text
+    mismatch, = el.compare_expect({"mamba_ssm_cache_dtype": "float32"}, result)
+    text = el.describe_mismatch(mismatch, "vllm")
+    assert "no evidence" in text and "Updating mamba_ssm_cache_dtype" in text
+    mismatch, = el.compare_expect({"ready": True}, el.scan_lines(["x"]))
+    assert "Application startup complete." in el.describe_mismatch(mismatch, None)
+    assert "fired up" in el.describe_mismatch(mismatch, None)
+
+
+def test_dump_evidence_is_an_excerpt_with_the_key():
+    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
+    assert result["evidence"]["moe_backend"].startswith("[2026-03-14 09:00:01] server_args=ServerArgs(")
+    assert "moe_runner_backend='triton'" in result["evidence"]["moe_backend"]
+    assert len(result["evidence"]["moe_backend"]) < 200
