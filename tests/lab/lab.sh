@@ -228,7 +228,7 @@ registry_digest() {
   curl -fsS -o /dev/null -D - \
     -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
     "http://$REGISTRY/v2/$repo/manifests/$tag" 2>/dev/null |
-    tr -d '\r' | awk 'tolower($1) == "docker-content-digest:" { print $2 }'
+    tr -d '\r' | awk 'tolower($1) == "docker-content-digest:" { print $2 }' || true
 }
 
 ensure_engine_images() {
@@ -253,7 +253,7 @@ ensure_engine_images() {
        docker image inspect --format '{{join .RepoDigests " "}}' "$REGISTRY/$ref" | grep -q "$digest"; then
       say "image $REGISTRY/$ref: up to date ($digest)"
     else
-      say "image $REGISTRY/$ref: building the $engine simulator $version${fault/#-/} and pushing"
+      say "image $REGISTRY/$ref: building the $engine simulator $version$([ "$fault" = - ] || echo " with FAULT=$fault") and pushing"
       local args=(--network host --label "inferops-lab.src-hash=$hash"
                   --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "ENGINE=$engine"
                   --build-arg "ENGINE_VERSION=$version")
@@ -270,11 +270,13 @@ ensure_engine_images() {
 # registry: $REGISTRY
 $lock"
   mkdir -p "$(dirname "$LOCK_FILE")"
-  if [ "$(cat "$LOCK_FILE" 2>/dev/null)" != "$lock" ]; then
-    printf '%s\n' "$lock" >"$LOCK_FILE.tmp" && mv "$LOCK_FILE.tmp" "$LOCK_FILE"
-    say "lock file: wrote ${LOCK_FILE#"$REPO"/}"
-  else
+  printf '%s' "$lock" >"$LOCK_FILE.tmp"
+  if cmp -s "$LOCK_FILE.tmp" "$LOCK_FILE"; then
+    rm -f "$LOCK_FILE.tmp"
     say "lock file: ${LOCK_FILE#"$REPO"/} unchanged"
+  else
+    mv "$LOCK_FILE.tmp" "$LOCK_FILE"
+    say "lock file: wrote ${LOCK_FILE#"$REPO"/}"
   fi
 }
 
