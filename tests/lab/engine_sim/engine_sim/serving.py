@@ -162,15 +162,18 @@ class EngineState:
             return float((self.args.override_generation_config or {}).get("temperature", 1.0))
         return 1.0
 
-    def generate(self, prompt: str, max_tokens: int | None, temperature: float | None) -> dict:
+    def generate(self, prompt: str, max_tokens: int | None, temperature: float | None, chat: bool = True) -> dict:
         """Run one request through the simulated engine; returns token accounting and text."""
         temperature = self.default_temperature() if temperature is None else float(temperature)
         prompt_tokens = count_tokens(prompt)
         text, completion_tokens, finish = answer(prompt, max_tokens)
         reasoning = None
-        if self._reasoning_enabled():
+        if chat and self._reasoning_enabled():
             reasoning = "The user asks a question; answer it directly."
-            completion_tokens += count_tokens(reasoning)
+            if max_tokens is None or completion_tokens + count_tokens(reasoning) <= max_tokens:
+                completion_tokens += count_tokens(reasoning)
+            else:
+                reasoning = None
         with self.lock:
             self.waiting += 1
         started = time.time()
@@ -542,7 +545,7 @@ class Handler(BaseHTTPRequestHandler):
             max_tokens = (body.get("sampling_params") or {}).get("max_new_tokens", 128)
         temperature = body.get("temperature", (body.get("sampling_params") or {}).get("temperature"))
         try:
-            result = state.generate(prompt, max_tokens, temperature)
+            result = state.generate(prompt, max_tokens, temperature, chat=kind == "chat")
         except EngineDead:
             self._error(500, "EngineCore encountered an issue. See stack trace (above) for the root cause.",
                         "InternalServerError")
