@@ -46,7 +46,7 @@ def parse_docker_time(text):
     if not m:
         return None
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    if year < 1971:  # "0001-01-01T00:00:00Z": never
+    if year <= 1:  # "0001-01-01T00:00:00Z": never
         return None
     epoch = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     if m.group(7):

@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""backend_assert as a whole: log files, and containers behind a fake Docker Engine API on a unix socket."""
+from __future__ import annotations
+
+import calendar
+import json
+import os
+import socketserver
+import struct
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.modules import backend_assert
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "logs")
+GB10_OK = os.path.join(FIXTURES, "vllm-0.19-gb10-nvfp4-mtp-ok.log")
+GB10_EXPECT = {
+    "engine": "vllm", "moe_backend": "MARLIN", "draft_moe_backend": "TRITON", "linear_backend": "MARLIN",
+    "attention_backend": "TRITON_ATTN", "speculative_method": "mtp", "num_speculative_tokens": 2,
+    "kv_cache_dtype": "fp8", "chunked_prefill": True, "prefix_caching": False, "max_num_seqs": 4,
+    "tensor_parallel_size": 1,
+}
+
+
+def read_fixture(name):
+    with open(os.path.join(FIXTURES, name), encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+# --- log files ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_file_expect_pass(run_module, check_mode):
+    failed, result = run_module(backend_assert, {"log_path": GB10_OK, "engine": "vllm", "expect": GB10_EXPECT},
+                                check_mode=check_mode)
+    assert not failed and result["changed"] is False
+    assert result["mismatches"] == [] and result["fatal"] is None and result["ready"] is True
+    assert result["observed"]["draft_moe_backend"] == "TRITON"
+    assert "Using TRITON backend for Unquantized MoE" in result["evidence"]["draft_moe_backend"]
+    assert result["log_lines_read"] == 42
+
+
+def test_file_mismatch_names_key_values_and_line(run_module):
+    path = os.path.join(FIXTURES, "vllm-0.20-auto-flashinfer-prefixed.log")
+    failed, result = run_module(backend_assert, {"log_path": path, "expect": {"moe_backend": "MARLIN"}})
+    assert failed
+    assert result["msg"].startswith("moe_backend: expected MARLIN, observed FLASHINFER_CUTLASS, proven by log line: ")
+    assert "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend" in result["msg"]
+    assert result["mismatches"][0]["key"] == "moe_backend"
+
+
+def test_file_no_evidence_fails_and_says_what_would_prove_it(run_module):
+    path = os.path.join(FIXTURES, "sglang-0.5.9-g7e-fp8-ok.log")
+    failed, result = run_module(backend_assert, {"log_path": path, "expect": {"engine_version": "0.5.9"}})
+    assert failed
+    assert result["msg"].startswith("engine_version: expected 0.5.9, but the log shows no evidence for it")
+    assert result["mismatches"] == [{"key": "engine_version", "expected": "0.5.9", "observed": None,
+                                     "evidence": None}]
+
+
+def test_file_optional_key_without_evidence_passes(run_module):
+    path = os.path.join(FIXTURES, "sglang-0.5.9-g7e-fp8-ok.log")
+    failed, result = run_module(backend_assert, {
+        "log_path": path, "engine": "sglang",
+        "expect": {"moe_backend": "triton", "engine_version": "0.5.9", "draft_moe_backend": None},
+        "optional": ["engine_version"]})
+    assert not failed, result["msg"]
+
+
+def test_file_fatal_fails_with_kind_line_and_context(run_module):
+    path = os.path.join(FIXTURES, "vllm-0.17.1-mtp-marlin-config-error.log")
+    failed, result = run_module(backend_assert, {"log_path": path, "expect": {"moe_backend": "MARLIN"}})
+    assert failed
+    assert result["fatal"]["kind"] == "config_error"
+    assert result["msg"].startswith("fatal config_error in the engine log: ")
+    assert "moe_backend='marlin' is not supported for unquantized MoE" in result["msg"]
+    assert 15 <= len(result["fatal"]["context"]) <= 20
+
+
+def test_engine_option_against_a_log_of_the_other_engine(run_module):
+    path = os.path.join(FIXTURES, "sglang-0.5.9-g7e-fp8-ok.log")
+    failed, result = run_module(backend_assert, {"log_path": path, "engine": "vllm"})
+    assert failed and result["msg"].startswith("engine: expected vllm, observed sglang, proven by log line: ")
+
+
+@pytest.mark.parametrize("args, text", [
+    ({"expect": {"moe_backnd": "MARLIN"}}, "unknown key(s) in expect/optional: moe_backnd"),
+    ({"optional": ["draft"]}, "unknown key(s) in expect/optional: draft"),
+])
+def test_unknown_keys_are_rejected(run_module, args, text):
+    failed, result = run_module(backend_assert, dict(args, log_path=GB10_OK))
+    assert failed and result["msg"].startswith(text)
+
+
+def test_missing_file(run_module, tmp_path):
+    failed, result = run_module(backend_assert, {"log_path": str(tmp_path / "nope.log")})
+    assert failed and result["msg"].startswith("cannot read log_path")
+
+
+# --- a fake Docker Engine API -------------------------------------------------------------------------
+class FakeDocker(object):
+    """A container named ``engine`` whose log is served as Docker does (multiplexed frames or raw TTY)."""
+
+    STARTED = "2026-11-29T15:37:01.500000000Z"
+
+    def __init__(self, sock_path, lines, tty=False, exit_code=None, oom=False, hold_open=True, delay=0.0):
+        self.lines = lines
+        self.tty = tty
+        self.exit_code = exit_code  # set: the container stops after its log
+        self.oom = oom
+        self.hold_open = hold_open
+        self.delay = delay
+        self.running = True
+        self.queries = []
+        self.stream_abandoned = threading.Event()  # the client hung up while the stream was open
+        self.stop = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                url = urlsplit(self.path)
+                parts = url.path.strip("/").split("/")
+                if parts[0] != "containers" or parts[1] not in ("engine", "c0ffee"):
+                    return self._json(404, {"message": "No such container: %s" % parts[1]})
+                if parts[2] == "json":
+                    return self._json(200, fake.inspect())
+                fake.queries.append(parse_qs(url.query))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/vnd.docker.%s-stream" % (
+                    "raw" if fake.tty else "multiplexed"))
+                self.end_headers()
+                try:
+                    for line in fake.lines:
+                        payload = (line + "\n").encode()
+                        if not fake.tty:
+                            payload = struct.pack(">BxxxI", 1, len(payload)) + payload
+                        self.wfile.write(payload)
+                        self.wfile.flush()
+                        if fake.delay:
+                            time.sleep(fake.delay)
+                    if fake.exit_code is not None:
+                        fake.running = False
+                        return
+                    while fake.hold_open and not fake.stop.is_set():
+                        self.wfile.write(b"")
+                        time.sleep(0.05)
+                        self.connection.settimeout(0.01)
+                        try:
+                            if self.connection.recv(1, 0x40) == b"":  # MSG_DONTWAIT: peer closed
+                                fake.stream_abandoned.set()
+                                return
+                        except (BlockingIOError, OSError):
+                            pass
+                except (BrokenPipeError, ConnectionResetError):
+                    fake.stream_abandoned.set()
+
+            def _json(self, status, body):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        self.server = Server(sock_path, Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def inspect(self):
+        return {
+            "Id": "c0ffee",
+            "Config": {"Tty": self.tty},
+            "State": {"Running": self.running, "ExitCode": 0 if self.running else self.exit_code,
+                      "OOMKilled": self.oom and not self.running, "StartedAt": self.STARTED,
+                      "FinishedAt": "2026-11-29T15:30:00.000000000Z"},
+        }
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def docker(tmp_path):
+    started = []
+    sock = str(tmp_path / "docker.sock")
+
+    def start(lines, **kwargs):
+        fake = FakeDocker(sock, lines, **kwargs)
+        started.append(fake)
+        return fake, "unix://" + sock
+
+    yield start
+    for fake in started:
+        fake.close()
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_container_answers_as_soon_as_ready(run_module, docker, tty):
+    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), tty=tty)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_timeout": 600,
+                                                 "engine": "vllm", "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["ready"] and result["container_state"]["running"]
+    # The stream was still open (the container runs on): the module hung up, it did not wait it out.
+    assert fake.stream_abandoned.wait(5)
+    # Logs since the latest start, with a second of slack for lines stamped before StartedAt.
+    assert fake.queries[0]["since"] == ["%.6f" % (calendar.timegm((2026, 11, 29, 15, 37, 1, 0, 0, 0)) + 0.5 - 1.0)]
+    assert fake.queries[0]["follow"] == ["1"]
+
+
+def test_container_exit_before_ready(run_module, docker):
+    lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20]
+    fake, host = docker(lines, exit_code=137)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
+    assert failed
+    assert result["fatal"]["kind"] == "container_exited"
+    assert result["msg"] == "fatal container_exited in the engine log: container engine exited with code 137"
+    assert result["container_state"] == {"running": False, "exit_code": 137, "oom_killed": False,
+                                         "started_at": FakeDocker.STARTED}
+    assert result["fatal"]["context"][-2] == lines[-1]
+
+
+def test_container_oom_killed(run_module, docker):
+    fake, host = docker(read_fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log")[:3], exit_code=137, oom=True)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
+    assert failed and result["fatal"]["kind"] == "out_of_memory"
+    assert "killed by the kernel OOM killer" in result["msg"]
+
+
+def test_container_fatal_in_log(run_module, docker):
+    fake, host = docker(read_fixture("vllm-0.17.1-mtp-marlin-config-error.log"), exit_code=1)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
+                                                 "expect": {"draft_moe_backend": "TRITON"}})
+    assert failed and result["fatal"]["kind"] == "config_error"
+    assert "moe_backend='marlin' is not supported" in result["msg"]
+    assert "draft_moe_backend: expected TRITON, but the log shows no evidence" in result["msg"]
+
+
+def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
+    fake, host = docker(read_fixture("vllm-0.19-mtp-illegal-memory-access.log"), hold_open=True)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
+    # The crash arrived in the same read as the ready line: a fatal in what was read fails, even after
+    # ready, and the module waits a short grace for the rest of the traceback, not for wait_timeout.
+    assert failed and result["ready"]
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert result["fatal"]["context"][-1].endswith("500 Internal Server Error")
+
+
+def test_container_wait_timeout(run_module, docker):
+    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20])
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_timeout": 1,
+                                                 "expect": {"moe_backend": "FLASHINFER_CUTLASS"}})
+    assert failed
+    assert result["msg"].startswith("the server was not ready after 1s")
+    assert "moe_backend: expected FLASHINFER_CUTLASS, observed MARLIN" in result["msg"]
+    assert result["ready"] is False and result["fatal"] is None
+    assert result["container_state"]["running"]
+
+
+def test_unknown_container(run_module, docker):
+    fake, host = docker([])
+    failed, result = run_module(backend_assert, {"container": "nope", "docker_host": host})
+    assert failed and "No such container: nope" in result["msg"] and "(is the container created?)" in result["msg"]
+
+
+def test_no_docker_daemon(run_module, tmp_path):
+    failed, result = run_module(backend_assert, {"container": "engine",
+                                                 "docker_host": "unix://" + str(tmp_path / "none.sock")})
+    assert failed and result["msg"].startswith("cannot reach the Docker daemon at unix://")
+
+
+@pytest.mark.parametrize("args", [{}, {"container": "x", "log_path": "/y"}])
+def test_container_and_log_path_one_required(run_module, args):
+    failed, result = run_module(backend_assert, args)
+    assert failed
