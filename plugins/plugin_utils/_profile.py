@@ -307,8 +307,8 @@ def launch_script(spec, profile=None):
     lines = ["#!/usr/bin/env bash", "#"]
     if profile:
         image = profile.get("image") or {}
-        lines += ["# inferops.serving profile %s (%s on %s)" % (profile["name"], profile.get("engine"),
-                                                              (profile.get("hardware") or {}).get("platform")),
+        platform = (profile.get("hardware") or {}).get("platform")
+        lines += ["# inferops.serving profile %s (%s on %s)" % (profile["name"], profile.get("engine"), platform),
                   "# image %s:%s, engine %s" % (image.get("repository"), image.get("tag"),
                                                 image.get("engine_version"))]
         measured = profile.get("measured") or {}

@@ -28,7 +28,7 @@ def parse_docker_run(text):
     options = []
     i = 0
     while i < len(words) and words[i].startswith("-"):
-        opt, _, inline = words[i].partition("=")
+        opt, inline = (words[i].split("=", 1) + [""])[:2]
         if opt not in DOCKER_OPTIONS:
             raise ValueError("unexpected docker run option %s" % words[i])
         if DOCKER_OPTIONS[opt] and not inline:
@@ -45,7 +45,7 @@ def parse_command(text):
     words = shlex.split(text.replace("\\\n", " "), comments=True)
     env = {}
     while words and re.match(r"^\w+=", words[0]):
-        key, _, value = words.pop(0).partition("=")
+        key, value = words.pop(0).split("=", 1)
         env[key] = value
     return env, words
 
