@@ -41,11 +41,11 @@ def test_vllm_seed000_args_parse_with_underscore_flag():
 
 
 def test_vllm_flexible_parser_normalises_underscores_and_dotted_keys():
-    args, _ = vllm_cli.parse(["serve", "m", "--mamba_ssm_cache_dtype", "float32", "--moe_backend", "MARLIN",
-                              "--max_num_seqs=4", "--speculative_config.method", "mtp",
-                              "--speculative-config.num_speculative_tokens", "3",
-                              "--attention-backend", "triton_attn", "--moe-backend", "flashinfer-cutlass"],
-                             "0.19.0")
+    args = vllm_cli.parse(["serve", "m", "--mamba_ssm_cache_dtype", "float32", "--moe_backend", "MARLIN",
+                           "--max_num_seqs=4", "--speculative_config.method", "mtp",
+                           "--speculative-config.num_speculative_tokens", "3",
+                           "--attention-backend", "triton_attn", "--moe-backend", "flashinfer-cutlass"],
+                          "0.19.0")[0]
     assert args.mamba_ssm_cache_dtype == "float32"
     assert args.max_num_seqs == 4
     assert args.speculative_config == {"method": "mtp", "num_speculative_tokens": 3}
@@ -54,7 +54,7 @@ def test_vllm_flexible_parser_normalises_underscores_and_dotted_keys():
 
 
 def test_vllm_model_option_moves_to_positional():
-    args, _ = vllm_cli.parse(["serve", "--port", "9000", "--model", "org/model"], "0.19.0")
+    args = vllm_cli.parse(["serve", "--port", "9000", "--model", "org/model"], "0.19.0")[0]
     assert (args.model, args.model_tag, args.port) == ("org/model", "org/model", 9000)
 
 

@@ -14,7 +14,7 @@ NIGHTLY = "0.19.2rc1.dev134"
 
 
 def vllm_plan(version, argv, gpu, env=None):
-    args, _ = vllm_cli.parse(["serve", *argv], version)
+    args = vllm_cli.parse(["serve", *argv], version)[0]
     return decide_vllm(version, args, env or {}, gpu, model_facts(args.model))
 
 

@@ -7,7 +7,6 @@ on a free 127.0.0.1 port, with a fake ``nvidia-smi`` on PATH, ENGINE_SIM_STARTUP
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import socket
@@ -115,7 +114,7 @@ def test_vllm_nightly_gb10_seed000_latency_profile(tmp_path, sims):
     sims.append(sim)
     wait_ready(sim, port)
     log = sim.stdout
-    for line in ("vLLM server version" if False else "version 0.19.2rc1.dev134+gfe9c3d6c5",
+    for line in ("version 0.19.2rc1.dev134+gfe9c3d6c5",
                  "(APIServer pid=", "non-default args: {",
                  "(EngineCore pid=", "Initializing a V1 LLM engine (v0.19.2rc1.dev134+gfe9c3d6c5) with config: ",
                  "speculative_config=SpeculativeConfig(method='mtp', model='RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4', num_spec_tokens=2)",

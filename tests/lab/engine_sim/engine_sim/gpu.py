@@ -29,7 +29,7 @@ class Gpu:
 
     @property
     def capability(self) -> tuple[int, int]:
-        major, _, minor = self.compute_cap.partition(".")
+        major, minor = (self.compute_cap.split(".", 1) + ["0"])[:2]
         return int(major), int(minor or 0)
 
     @property

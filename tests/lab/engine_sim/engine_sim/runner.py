@@ -261,7 +261,7 @@ def _run_as_init(personality: str, argv: list[str]) -> int:
         signal.signal(signum, lambda s, f: os.kill(child, s))
     while True:
         try:
-            _, status = os.waitpid(child, 0)
+            status = os.waitpid(child, 0)[1]
             break
         except InterruptedError:
             continue

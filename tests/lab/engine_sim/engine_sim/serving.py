@@ -51,7 +51,7 @@ def answer(prompt: str, max_tokens: int | None) -> tuple[str, int, str]:
     length = 40 + rng.randrange(24)
     limit = max_tokens if max_tokens is not None else length
     count = min(length, max(limit, 0))
-    words = [rng.choice(WORDS) for _ in range(count)]
+    words = [rng.choice(WORDS) for dummy in range(count)]
     text = (" ".join(words).capitalize() + ".") if words else ""
     return text, count, "length" if count < length else "stop"
 
@@ -586,8 +586,8 @@ class Handler(BaseHTTPRequestHandler):
             obj, prefix = "text_completion", "cmpl-"
         response_id = prefix + uuid.uuid4().hex
         if body.get("stream"):
-            self._stream(kind, response_id, created, result, usage, bool((body.get("stream_options") or {})
-                                                                        .get("include_usage")))
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._stream(kind, response_id, created, result, usage, include_usage)
             return
         self._send(200, {"id": response_id, "object": obj, "created": created, "model": state.served_model,
                          "choices": [choice], "usage": usage, "prompt_logprobs": None})
