@@ -21,6 +21,7 @@ once the server is ready, only decodes the chunks that contain a fatal needle.
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections import deque
 
@@ -540,14 +541,17 @@ _COMPILED = [
     for name, engine, _versions, needle, rx, handler in PATTERNS
 ]
 
-# Byte needles that every fatal signature's traceback or line contains: once the server is ready,
-# a file chunk without any of them cannot hold a fatal and is only counted, never decoded.
+# Byte needles of the fatal signatures that can come after start-up: every Python exception prints
+# a traceback, an engine killed without one is reported dead by vLLM's front end, and a C++ abort
+# (NCCL watchdog CUDA fault) goes through std::terminate. Once the server is ready, a file chunk
+# without any of them cannot hold a fatal and is only counted, never decoded. (Few, long needles:
+# each one is a pass over the chunk.)
 FATAL_NEEDLES = (
     b"Traceback (most recent call last)",
-    b"CUDA error",
     b"died unexpectedly",
-    b"out of memory",
+    b"terminate called after throwing",
 )
+
 
 # What line would have proved a key, for "no evidence" messages.
 EVIDENCE_HINTS = {
@@ -746,53 +750,152 @@ class LogScanner(object):
 # ---------------------------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------------------------
-def _tail_lines(chunk, count):
-    """The last ``count`` lines of a newline-terminated bytes chunk, decoded."""
-    end = len(chunk) - 1
+def _tail_lines(chunk, count, end):
+    """The last ``count`` lines of ``chunk[:end]`` (which ends with a newline), decoded."""
+    end -= 1
     lines = []
     while end > 0 and len(lines) < count:
         start = chunk.rfind(b"\n", 0, end) + 1
-        lines.append(clean_line(chunk[start:end].decode("utf-8", "replace")))
+        lines.append(clean_line(bytes(chunk[start:end]).decode("utf-8", "replace")))
         end = start - 1
     lines.reverse()
     return lines
 
 
-def feed_bytes(scanner, chunk):
-    """Feed a newline-terminated bytes chunk; skip it cheaply when only fatal needles matter."""
-    if not scanner.wants_every_line and not any(needle in chunk for needle in FATAL_NEEDLES):
-        scanner.skip(chunk.count(b"\n"), _tail_lines(chunk, CONTEXT_BEFORE))
+def feed_bytes(scanner, chunk, end=None):
+    """Feed ``chunk[:end]``, whole lines ending with a newline; skip it cheaply when only fatal needles matter."""
+    if end is None:
+        end = len(chunk)
+    if not scanner.wants_every_line and all(chunk.find(needle, 0, end) < 0 for needle in FATAL_NEEDLES):
+        scanner.skip(chunk.count(b"\n", 0, end), _tail_lines(chunk, CONTEXT_BEFORE, end))
         return
-    for raw in chunk[:-1].split(b"\n"):
+    for raw in bytes(chunk[:end - 1]).split(b"\n"):
         scanner.feed(raw.decode("utf-8", "replace"))
         if scanner.done:
             return
 
 
-def scan_stream(scanner, read, chunk_size=1 << 20):
-    """Read a byte stream with ``read(n)`` until EOF or until the scanner is done."""
-    rest = b""
-    while not scanner.done:
-        data = read(chunk_size)
-        if not data:
-            break
-        data = rest + data
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            rest = data
-            continue
-        rest = data[cut:]
-        feed_bytes(scanner, data[:cut])
-    if rest and not scanner.done:
-        scanner.feed(rest.decode("utf-8", "replace"))
-    return scanner
+# After start-up, a remainder larger than this is counted and needle-searched by forked workers,
+# one byte range each (the common case, no fatal, then costs a fraction of a sequential pass).
+PARALLEL_MIN_BYTES = 64 << 20
+MAX_WORKERS = 8
+_NEEDLE_OVERLAP = max(len(needle) for needle in FATAL_NEEDLES)
 
 
-def scan_file(path, engine="auto", chunk_size=1 << 20):
-    """Scan a saved log file (streamed in binary chunks) and return ``LogScanner.result()``."""
-    scanner = LogScanner(engine)
+def count_range(path, start, stop, chunk_size=1 << 20):
+    """``(newlines, needle_found)`` of the bytes ``[start, stop)`` of a file."""
+    newlines = 0
+    found = False
+    buf = bytearray(chunk_size)
+    edge = b""
+    with open(path, "rb", buffering=0) as handle:
+        handle.seek(start)
+        pos = start
+        while pos < stop:
+            with memoryview(buf) as view:
+                count = handle.readinto(view[:min(chunk_size, stop - pos)])
+            if not count:
+                break
+            newlines += buf.count(b"\n", 0, count)
+            if not found:
+                window = edge + bytes(buf[:min(count, _NEEDLE_OVERLAP)])  # needles across chunks
+                found = any(buf.find(needle, 0, count) >= 0 or needle in window for needle in FATAL_NEEDLES)
+            if count >= _NEEDLE_OVERLAP:
+                edge = bytes(buf[count - _NEEDLE_OVERLAP:count])
+            else:
+                edge = (edge + bytes(buf[:count]))[-_NEEDLE_OVERLAP:]
+            pos += count
+    return newlines, found
+
+
+def _line_start_after(path, offset):
+    """The offset of the first line starting at or after ``offset``."""
     with open(path, "rb") as handle:
-        scan_stream(scanner, handle.read, chunk_size)
+        handle.seek(offset - 1)
+        while True:
+            data = handle.read(65536)
+            if not data:
+                return handle.tell()
+            nl = data.find(b"\n")
+            if nl >= 0:
+                return handle.tell() - len(data) + nl + 1
+
+
+def count_parallel(path, start, stop, workers):
+    """``count_range`` over ``[start, stop)`` split at line starts among forked workers."""
+    bounds = [start]
+    for i in range(1, workers):
+        bounds.append(max(bounds[-1], _line_start_after(path, start + (stop - start) * i // workers)))
+    bounds.append(stop)
+    children = []
+    for lo, hi in zip(bounds[1:-1], bounds[2:]):
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            status = 1
+            try:
+                os.close(read_fd)
+                os.write(write_fd, ("%d %d" % count_range(path, lo, hi)).encode("ascii"))
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(write_fd)
+        children.append((pid, read_fd))
+    newlines, found = count_range(path, bounds[0], bounds[1])
+    ok = True
+    for pid, read_fd in children:
+        with os.fdopen(read_fd, "rb") as pipe:
+            answer = pipe.read().split()
+        ok = os.waitpid(pid, 0)[1] == 0 and len(answer) == 2 and ok
+        if ok:
+            newlines += int(answer[0])
+            found = found or answer[1] == b"1"
+    return (newlines, found) if ok else (None, True)
+
+
+def scan_file(path, engine="auto", chunk_size=1 << 20, parallel=True):
+    """Scan a saved log file and return ``LogScanner.result()``.
+
+    Streams the file into one reused buffer (no copies of the bulk) line by line until the
+    server is ready; then only counts lines and looks for fatal needles, in parallel for a large
+    remainder, and decodes only what may hold a fatal. Stops once the answer is complete (a fatal
+    and its context), else reads to the end.
+    """
+    scanner = LogScanner(engine)
+    buf = bytearray(max(chunk_size, 2))
+    keep = 0  # bytes of an unfinished line at the start of buf
+    size = os.path.getsize(path)
+    workers = min(os.cpu_count() or 1, MAX_WORKERS) if parallel and hasattr(os, "fork") else 1
+    with open(path, "rb", buffering=0) as handle:
+        while not scanner.done:
+            if workers > 1 and not scanner.wants_every_line:
+                start = handle.tell() - keep
+                if size - start >= PARALLEL_MIN_BYTES:
+                    newlines, found = count_parallel(path, start, size, workers)
+                    if not found:
+                        scanner.skip(newlines, [])
+                        handle.seek(size)
+                        keep = 0
+                        with open(path, "rb") as tail:  # a last line without its newline
+                            tail.seek(max(size - 1, 0))
+                            if size and tail.read(1) != b"\n":
+                                scanner.lines += 1
+                        break
+                workers = 1  # a fatal needle is there: read it line by line
+            if keep == len(buf):  # a line longer than the buffer
+                buf.extend(bytes(len(buf)))
+            with memoryview(buf) as view:
+                count = handle.readinto(view[keep:])
+            if not count:
+                break
+            end = keep + count
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut:
+                feed_bytes(scanner, buf, cut)
+                buf[:end - cut] = buf[cut:end]
+            keep = end - cut
+    if keep and not scanner.done:
+        scanner.feed(bytes(buf[:keep]).decode("utf-8", "replace"))
     return scanner.result()
 
 

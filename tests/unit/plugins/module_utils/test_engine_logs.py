@@ -330,19 +330,37 @@ def _big_log(tmp_path, tail):
     return str(path), head.count(b"\n") + body.count(b"\n") * 2 + tail.count("\n")
 
 
-def test_large_file_without_fatal_is_counted_to_the_end(tmp_path):
+@pytest.fixture(params=["sequential", "forked workers"])
+def parallel(request, monkeypatch):
+    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(el, "MAX_WORKERS", 3)
+    return request.param != "sequential"
+
+
+@pytest.mark.parametrize("last", ["", "INFO:     no newline at the end"])
+def test_large_file_without_fatal_is_counted_to_the_end(tmp_path, parallel, last):
     path, lines = _big_log(tmp_path, "")
-    result = el.scan_file(path, chunk_size=64 * 1024)
-    assert result["log_lines_read"] == lines
+    with open(path, "ab") as handle:
+        handle.write(last.encode())
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["log_lines_read"] == lines + (1 if last else 0)
     assert result["fatal"] is None and result["observed"]["moe_backend"] == "MARLIN"
 
 
-def test_large_file_fatal_deep_inside_has_its_context(tmp_path):
+def test_count_range_finds_a_needle_across_chunks(tmp_path):
+    path = tmp_path / "x.log"
+    path.write_bytes(b"a\n" * 10 + b"Traceback (most recent call last):\n" + b"b\n" * 10)
+    for chunk in (3, 7, 16, 1 << 20):
+        assert el.count_range(str(path), 0, path.stat().st_size, chunk) == (21, True)
+    assert el.count_range(str(path), 0, 20, 7) == (10, False)
+
+
+def test_large_file_fatal_deep_inside_has_its_context(tmp_path, parallel):
     tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
             "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
             "memory access was encountered\n")
     path, _lines = _big_log(tmp_path, tail)
-    result = el.scan_file(path, chunk_size=64 * 1024)
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
     assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
     assert len(result["fatal"]["context"]) == 20
     assert result["fatal"]["context"][9].endswith("Traceback (most recent call last):")
