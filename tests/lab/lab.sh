@@ -213,6 +213,9 @@ ensure_apt_repo() {
     echo "$hash" >"$LAB_DIR/apt/src-hash"
   fi
   if apt_up; then
+    # Someone else's server on the port (another clone's lab) would serve another key.
+    curl -fsS "$APT_URL/gpgkey" | cmp -s - "$www/libnvidia-container/gpgkey" ||
+      die "127.0.0.1:$APT_PORT serves another apt repository (stop it, or set LAB_APT_PORT)"
     say "apt repository: served at $APT_URL"
     return
   fi
