@@ -73,7 +73,7 @@ stop_pid() {
     say "stopping $name (pid $(cat "$pidfile"))"
     kill "$(cat "$pidfile")" 2>/dev/null || true
     for ((i = 0; i < 120; i++)); do pid_alive "$pidfile" || break; sleep 0.25; done
-    pid_alive "$pidfile" && kill -9 "$(cat "$pidfile")" 2>/dev/null || true
+    if pid_alive "$pidfile"; then kill -9 "$(cat "$pidfile")" 2>/dev/null || true; fi
   fi
   rm -f "$pidfile"
 }
@@ -331,7 +331,7 @@ cmd_down() {
     ids="$(lab_containers | sort -u)"
     if [ -n "$ids" ]; then
       say "removing lab containers: $(echo "$ids" | tr '\n' ' ')"
-      echo "$ids" | xargs docker rm -f >/dev/null
+      echo "$ids" | xargs "$DOCKER_BIN" rm -f >/dev/null
     fi
     if [ "$purge" = 1 ]; then
       local images
@@ -339,7 +339,7 @@ cmd_down() {
         grep -E "^(inferops-lab/|$REGISTRY/)" || true)"
       if [ -n "$images" ]; then
         say "removing images: $(echo "$images" | tr '\n' ' ')"
-        echo "$images" | xargs docker rmi -f >/dev/null
+        echo "$images" | xargs "$DOCKER_BIN" rmi -f >/dev/null
       fi
     fi
   fi
