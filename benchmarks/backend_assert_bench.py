@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Benchmark (not a test) of backend_assert's log reader against ``grep -c 'Using'`` on a 1 GiB log.
 
@@ -26,12 +25,11 @@ STARTUP = os.path.join(ROOT, "tests", "unit", "fixtures", "logs", "vllm-0.19-gb1
 
 def body_block():
     lines = []
+    stats = ("(APIServer pid=1) INFO 06-09 %02d:%02d:%02d [loggers.py:257] Engine 000: Avg prompt throughput: %.1f "
+             "tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: 0 reqs, GPU KV cache "
+             "usage: %.1f%%, Prefix cache hit rate: 0.0%%")
     for i in range(2000):
-        lines.append(
-            "(APIServer pid=1) INFO 06-09 %02d:%02d:%02d [loggers.py:257] Engine 000: Avg prompt throughput: %.1f "
-            "tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: 0 reqs, GPU KV cache "
-            "usage: %.1f%%, Prefix cache hit rate: 0.0%%" % (i // 3600 % 24, i // 60 % 60, i % 60, i % 97 * 1.3,
-                                                            i % 89 * 0.7, i % 32, i % 70 * 1.1))
+        lines.append(stats % (i // 3600 % 24, i // 60 % 60, i % 60, i % 97 * 1.3, i % 89 * 0.7, i % 32, i % 70 * 1.1))
         lines.append(
             "(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
             "2.03, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: %d tokens, "

@@ -104,7 +104,7 @@ def split_prefix(line):
     tag = ""
     header = None
     msg = line
-    for _ in range(4):
+    for dummy in range(4):
         m = _OUTER_PREFIX.match(msg)
         if not m or not m.group(0):
             break

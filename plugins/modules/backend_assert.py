@@ -27,7 +27,7 @@ description:
     C((EngineCore pid=N)) process tags, ANSI colour).
   - The module only reads; it never changes anything.
 author:
-  - inferops.serving contributors
+  - inferops.serving contributors (@inferops)
 options:
   container:
     description:
@@ -241,7 +241,7 @@ fatal:
       type: list
       elements: str
 mismatches:
-  description: Each expected key the log contradicts or shows no evidence for (RV(mismatches[].evidence) V(null)).
+  description: Each expected key the log contradicts or shows no evidence for (then C(evidence) is V(null)).
   returned: always
   type: list
   elements: dict
