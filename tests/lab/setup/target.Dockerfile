@@ -10,5 +10,7 @@ COPY src/nvidia-smi /usr/bin/nvidia-smi
 # Which GPUs are "plugged in": `set-hardware gb10|rtx-pro-6000-x8|none` (none by default, so a
 # target without it behaves as a host whose driver cannot reach a GPU).
 COPY set-hardware /usr/local/sbin/set-hardware
+# Debian has no `python`: point the doubles' `#!/usr/bin/env python` at python3.
+RUN sed -i '1s|^#!/usr/bin/env python$|#!/usr/bin/python3|' /usr/bin/nvidia-smi /usr/local/sbin/set-hardware
 STOPSIGNAL SIGRTMIN+3
 CMD ["/lib/systemd/systemd"]

@@ -38,7 +38,8 @@ build() {
   for spec in "$@"; do
     IFS=: read -r src dest mode <<<"$spec"
     mkdir -p "$root$(dirname "$dest")"
-    sed "s/@VERSION@/$upstream/g" "$here/src/$src" >"$root$dest"
+    # Sources say `#!/usr/bin/env python` (ansible-test's allowed form); packages use python3.
+    sed -e "s/@VERSION@/$upstream/g" -e '1s|^#!/usr/bin/env python$|#!/usr/bin/python3|' "$here/src/$src" >"$root$dest"
     chmod "$mode" "$root$dest"
     case "$dest" in /etc/*) echo "$dest" >>"$root/DEBIAN/conffiles" ;; esac
   done
