@@ -23,7 +23,9 @@ APT_URL="http://127.0.0.1:$APT_PORT/libnvidia-container"
 BASE_IMAGE="inferops-lab/base:bookworm"
 TARGET_OS_IMAGE="inferops-lab/target-os:bookworm"
 TARGET_IMAGE="inferops-lab/target:bookworm"
-LOCK_FILE="$REPO/inventories/lab/image-lock.yml"
+# The lab's image lock: the inventory variable inferops_serving_image_lock, as playbooks/pin.yml
+# writes it for a real fleet, here pinned to the lab registry's digests.
+LOCK_FILE="$REPO/inventories/lab/group_vars/all/image_lock.yml"
 TOOLKIT_VERSIONS=(1.17.8-1 1.18.0-1)
 # repository:tag  engine  engine version  fault
 ENGINE_IMAGES=(
@@ -246,7 +248,7 @@ ensure_engine_images() {
   fi
   local src_hash entry ref engine version fault hash local_hash digest lock
   src_hash="$(tree_hash "$sim" .)-$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" | cut -c8-19)"
-  lock="images:"$'\n'
+  lock="inferops_serving_image_lock:"$'\n'"  images:"$'\n'
   for entry in "${ENGINE_IMAGES[@]}"; do
     read -r ref engine version fault <<<"$entry"
     hash="$src_hash-$engine-$version-$fault"
@@ -267,9 +269,10 @@ ensure_engine_images() {
       digest="$(registry_digest "$ref")"
       [ -n "$digest" ] || die "the registry has no manifest for $ref after the push"
     fi
-    lock+="  \"$ref\": {digest: \"$digest\", engine_version: \"$version\"}"$'\n'
+    lock+="    \"$ref\": {digest: \"$digest\", engine_version: \"$version\"}"$'\n'
   done
-  lock="# Written by tests/lab/lab.sh up: the lab registry's digests (the lab's lock file).
+  lock="---
+# Written by tests/lab/lab.sh up: the lab registry's digests (the lab's lock file).
 # registry: $REGISTRY
 $lock"
   mkdir -p "$(dirname "$LOCK_FILE")"

@@ -201,7 +201,7 @@ def test_gpu_reaches_a_container_on_a_target(target):
     assert "nvidia" in target("docker info --format '{{json .Runtimes}}'").stdout
 
     image = f"{REGISTRY}/inferops-lab/base@{registry_digest('inferops-lab/base:bookworm')}"
-    lock = os.path.join(REPO, "inventories", "lab", "image-lock.yml")
+    lock = os.path.join(REPO, "inventories", "lab", "group_vars", "all", "image_lock.yml")
     if os.path.exists(lock):
         with open(lock, encoding="utf-8") as handle:
             for line in handle:
