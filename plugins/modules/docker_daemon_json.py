@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: inferops.serving contributors
-# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ DOCUMENTATION = r"""
 module: docker_daemon_json
 short_description: Merge settings into Docker's daemon.json, keeping every other key
 version_added: 0.1.0
-author: inferops.serving contributors
+author: inferops.serving contributors (@inferops)
 description:
-  - Deep-merges O(settings) into the Docker daemon configuration file O(path): objects are
-    merged key by key at every depth (so a new entry under C(runtimes) leaves the other
-    runtimes alone), any other value replaces the current one, and keys the mapping does not
+  - Deep-merges O(settings) into the Docker daemon configuration file O(path). Objects are
+    merged key by key at every depth, so a new entry under C(runtimes) leaves the other
+    runtimes alone. Any other value replaces the current one. Keys the mapping does not
     name are never touched.
   - A V(null) value removes that key.
   - Creates the file (and its directory) when it is missing.

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: inferops.serving contributors
-# GPL-3.0-or-later (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ DOCUMENTATION = r"""
 module: gpu_info
 short_description: NVIDIA GPU and host memory facts from nvidia-smi and meminfo
 version_added: 0.1.0
-author: inferops.serving contributors
+author: inferops.serving contributors (@inferops)
 description:
   - Runs C(nvidia-smi --query-gpu=index,name,compute_cap,memory.total,driver_version
     --format=csv,noheader,nounits) and reads C(MemTotal) and C(MemAvailable) from O(meminfo_path).
