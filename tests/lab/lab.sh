@@ -365,7 +365,7 @@ cmd_status() {
       [ -f "$RUN/dockerd.pid" ] && echo ', started by the lab'))"
     local image
     for image in "$BASE_IMAGE" "$TARGET_IMAGE"; do
-      image_exists "$image" && say "image $image: present" || { say "image $image: missing"; rc=1; }
+      if image_exists "$image"; then say "image $image: present"; else say "image $image: missing"; rc=1; fi
     done
     local n
     n="$(lab_containers | sort -u | grep -c . || true)"
@@ -373,10 +373,13 @@ cmd_status() {
   else
     say "docker engine: down"; rc=1
   fi
-  registry_up && say "registry: up at http://$REGISTRY ($(curl -fsS "http://$REGISTRY/v2/_catalog" | tr -d '\n'))" ||
-    { say "registry: down"; rc=1; }
-  apt_up && say "apt repository: up at $APT_URL" || { say "apt repository: down"; rc=1; }
-  [ -f "$LOCK_FILE" ] && say "lock file: ${LOCK_FILE#"$REPO"/}" || say "lock file: none"
+  if registry_up; then
+    say "registry: up at http://$REGISTRY ($(curl -fsS "http://$REGISTRY/v2/_catalog" | tr -d '\n'))"
+  else
+    say "registry: down"; rc=1
+  fi
+  if apt_up; then say "apt repository: up at $APT_URL"; else say "apt repository: down"; rc=1; fi
+  if [ -f "$LOCK_FILE" ]; then say "lock file: ${LOCK_FILE#"$REPO"/}"; else say "lock file: none"; fi
   return $rc
 }
 

@@ -119,7 +119,8 @@ def test_vllm_nightly_gb10_seed000_latency_profile(tmp_path, sims):
                  "(EngineCore pid=", "Initializing a V1 LLM engine (v0.19.2rc1.dev134+gfe9c3d6c5) with config: ",
                  "speculative_config=SpeculativeConfig(method='mtp', model='RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4', num_spec_tokens=2)",
                  "Using AttentionBackendEnum.TRITON_ATTN backend.",
-                 "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', 'VLLM_CUTLASS', 'MARLIN'].",
+                 "Using 'MARLIN' NvFp4 MoE backend out of potential backends: "
+                 "['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', 'VLLM_CUTLASS', 'MARLIN'].",
                  "Using NvFp4LinearBackend.MARLIN for NVFP4 GEMM", "Loading drafter model...",
                  "Using TRITON backend for Unquantized MoE", "GPU KV cache size: ",
                  "Maximum concurrency for 262,144 tokens per request: ",

@@ -27,7 +27,7 @@ def test_writes_the_seed_launch_script(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert os.access(dest, os.X_OK)
     ours = parse_docker_run(dest.read_text())
-    with open(os.path.join(SEEDS, "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh")) as handle:
+    with open(os.path.join(SEEDS, "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh.txt")) as handle:
         theirs = parse_docker_run(handle.read())
     assert flag_pairs(ours["argv"]) == flag_pairs(theirs["argv"])
     bash = subprocess.run(["bash", "-n", str(dest)], capture_output=True, text=True, check=False)

@@ -45,8 +45,8 @@ def docker_options(run, drop=("--name", "-p")):
 
 
 @pytest.mark.parametrize("profile,script", [
-    ("gb10-nvfp4-mtp-latency", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh"),
-    ("gb10-nvfp4-mtp-throughput", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh"),
+    ("gb10-nvfp4-mtp-latency", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh.txt"),
+    ("gb10-nvfp4-mtp-throughput", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh.txt"),
 ])
 def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
     ours, theirs = rendered(profile), parse_docker_run(seed(script))
@@ -66,7 +66,7 @@ def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
 
 def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():
     ours = rendered("gb10-nvfp4-fallback")
-    theirs = parse_docker_run(seed("docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh"))
+    theirs = parse_docker_run(seed("docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh.txt"))
     expected = flag_pairs(theirs["argv"])
     del expected["--speculative_config"]
     expected["--gpu-memory-utilization"] = "0.82"
@@ -77,7 +77,7 @@ def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():
 
 
 def test_g7e_profile_is_the_seed_repro_command():
-    env, argv = parse_command(seed("sglang-repro.sh"))
+    env, argv = parse_command(seed("sglang-repro.sh.txt"))
     ours = rendered("g7e-fp8-sglang")
     assert argv[:3] == ["python", "-m", "sglang.launch_server"]
     assert ours["argv"][:3] == ["python3", "-m", "sglang.launch_server"]  # the image's python
@@ -86,7 +86,7 @@ def test_g7e_profile_is_the_seed_repro_command():
 
 
 def test_g7e_eagle_profile_is_the_baseline_plus_the_seed_mtp_flags():
-    baseline = parse_command(seed("sglang-repro.sh"))[1]
+    baseline = parse_command(seed("sglang-repro.sh.txt"))[1]
     added = parse_command("x " + seed("sglang-eagle-flags.txt"))[1]
     expected = flag_pairs(baseline)
     expected.update(flag_pairs(added))
