@@ -168,7 +168,7 @@ def main():
     if rc != 0:
         module.fail_json(msg="%s failed (rc %d): %s. Check that the NVIDIA driver is loaded "
                              "(a driver/library version mismatch needs a reboot)"
-                             % (executable, rc, (err or out).strip()),
+                             % (executable, rc, (err or out).strip() or "no output"),
                          rc=rc, stdout=out, stderr=err)
     try:
         gpus = parse_nvidia_smi(out)
