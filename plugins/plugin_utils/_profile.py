@@ -13,12 +13,12 @@ container. The server role, ``playbooks/show_launch.yml`` and the lint all go th
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 
 import yaml
 
@@ -103,6 +103,15 @@ def flag_key(engine, flag):
     return flag
 
 
+def plain(data):
+    """A plain copy of ``data`` (dicts, lists, scalars), whatever mapping types it came in."""
+    if isinstance(data, Mapping):
+        return {key: plain(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [plain(value) for value in data]
+    return data
+
+
 def overlay(base, delta, engine=None):
     """``delta`` laid over ``base``: the overlay keys merge key by key, a null deletes a key.
 
@@ -110,7 +119,7 @@ def overlay(base, delta, engine=None):
     matched by flag identity (``max_num_seqs`` replaces ``max-num-seqs`` for vLLM) and keep the
     spelling and position of the base.
     """
-    result = copy.deepcopy(base)
+    result = plain(base)
     engine = engine or delta.get("engine") or base.get("engine")
     for key, value in (delta or {}).items():
         if key in OVERLAY_KEYS and isinstance(value, dict):
@@ -122,12 +131,12 @@ def overlay(base, delta, engine=None):
                 if subvalue is None:
                     merged.pop(target, None)
                 else:
-                    merged[target] = copy.deepcopy(subvalue)
+                    merged[target] = plain(subvalue)
             result[key] = merged
         elif value is None and key in result and key not in ("fallback",):
             result.pop(key)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = plain(value)
     return result
 
 

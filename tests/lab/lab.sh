@@ -269,7 +269,7 @@ ensure_engine_images() {
       digest="$(registry_digest "$ref")"
       [ -n "$digest" ] || die "the registry has no manifest for $ref after the push"
     fi
-    lock+="    \"$ref\": {digest: \"$digest\", engine_version: \"$version\"}"$'\n'
+    lock+="    \"$ref\":"$'\n'"      digest: \"$digest\""$'\n'"      engine_version: \"$version\""$'\n'
   done
   lock="---
 # Written by tests/lab/lab.sh up: the lab registry's digests (the lab's lock file).
