@@ -24,7 +24,9 @@ options:
       - Launch options. C(name) container name (default the profile name); C(port) serving port
         on the host; C(network_mode) V(bridge) (publish the port, as the seeds do) or V(host);
         C(registry_prefix) registry in front of the image repository; C(model_cache_dir) host
-        directory mounted at C(/root/.cache/huggingface); C(extra_volumes); C(secret_env) names
+        directory mounted at C(/root/.cache/huggingface); C(engine_cache_dir) host directory
+        persisting the engine's compile and JIT caches (one subdirectory per cache, none when
+        unset); C(extra_volumes); C(secret_env) names
         of variables passed from the caller's environment (default C(HF_TOKEN)); C(env_file);
         C(restart_retries) bound of the on-failure restart policy; C(log_max_size);
         C(log_max_file); C(labels).

@@ -33,10 +33,18 @@ PROFILE_KEYS = ("name", "extends", "description", "engine", "hardware", "image",
 ENGINES = {
     # vLLM's image has ENTRYPOINT ["vllm", "serve"]: the model is the first positional.
     "vllm": {"command": [], "model_flag": None, "default_port": 8000,
-             "underscores_are_hyphens": True},
+             "underscores_are_hyphens": True,
+             # torch.compile / CUDA-graph artifacts (VLLM_CACHE_ROOT), Triton and FlashInfer JIT.
+             "cache_paths": {"vllm": "/root/.cache/vllm", "triton": "/root/.triton",
+                             "flashinfer": "/root/.cache/flashinfer",
+                             "torchinductor": "/tmp/torchinductor_root"}},
     # SGLang's image has no entrypoint: the launcher module is the command.
     "sglang": {"command": ["python3", "-m", "sglang.launch_server"], "model_flag": "--model-path",
-               "default_port": 30000, "underscores_are_hyphens": False},
+               "default_port": 30000, "underscores_are_hyphens": False,
+               # Triton kernels, FlashInfer JIT, torch.compile (inductor) and DeepGEMM JIT.
+               "cache_paths": {"triton": "/root/.triton", "flashinfer": "/root/.cache/flashinfer",
+                               "torchinductor": "/tmp/torchinductor_root",
+                               "deep_gemm": "/root/.deep_gemm"}},
 }
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -241,6 +249,9 @@ LAUNCH_DEFAULTS = {
     "registry_prefix": "",
     "model_cache_dir": "/root/.cache/huggingface",
     "extra_volumes": [],
+    # Host directory for the engine's compile/JIT caches (one subdirectory per cache); None keeps
+    # them in the container, so every new container pays the cold compile again.
+    "engine_cache_dir": None,
     "secret_env": ["HF_TOKEN"],
     "env_file": None,
     "restart_retries": 3,
@@ -272,7 +283,9 @@ def launch_spec(profile, options=None):
         inner_port = port
     argv = container_argv(profile)
     name = opts["name"] or profile["name"]
-    volumes = ["%s:/root/.cache/huggingface" % opts["model_cache_dir"]] + list(opts["extra_volumes"])
+    volumes = ["%s:/root/.cache/huggingface" % opts["model_cache_dir"]]
+    volumes += engine_cache_volumes(profile["engine"], opts["engine_cache_dir"])
+    volumes += list(opts["extra_volumes"])
     labels = {
         "inferops.serving.profile": profile["name"],
         "inferops.serving.argv-sha256": argv_digest(profile, argv),
@@ -297,6 +310,17 @@ def launch_spec(profile, options=None):
         "log_options": {"max-size": str(opts["log_max_size"]), "max-file": str(opts["log_max_file"])},
         "labels": labels,
     }
+
+
+def engine_cache_volumes(engine, cache_dir):
+    """``host:container`` volumes persisting the engine's compile caches under ``cache_dir``.
+
+    A restart then reuses the compiled graphs and kernels instead of paying the cold start again.
+    """
+    if not cache_dir:
+        return []
+    cache_dir = str(cache_dir).rstrip("/")
+    return ["%s/%s:%s" % (cache_dir, name, path) for name, path in sorted(ENGINES[engine]["cache_paths"].items())]
 
 
 def argv_digest(profile, argv=None):

@@ -209,3 +209,24 @@ def test_argv_digest_changes_with_argv_env_and_image():
 def test_unknown_launch_option_is_refused():
     with pytest.raises(p.ProfileError, match="unknown launch options netwrok_mode"):
         p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"), {"netwrok_mode": "host"})
+
+
+@pytest.mark.parametrize("profile, caches", [
+    ("gb10-nvfp4-mtp-latency", {"/root/.cache/vllm", "/root/.triton", "/root/.cache/flashinfer",
+                                "/tmp/torchinductor_root"}),
+    ("g7e-fp8-sglang-eagle", {"/root/.triton", "/root/.cache/flashinfer", "/tmp/torchinductor_root",
+                              "/root/.deep_gemm"}),
+])
+def test_engine_cache_dir_persists_the_engines_compile_caches(profile, caches):
+    spec = p.launch_spec(p.load_profile(profile), {"engine_cache_dir": "/var/cache/inferops/"})
+    mounted = {v.split(":")[1]: v.split(":")[0] for v in spec["volumes"]}
+    assert caches <= set(mounted)
+    assert all(mounted[path].startswith("/var/cache/inferops/") for path in caches)
+    assert len(set(mounted[path] for path in caches)) == len(caches)
+    script = p.launch_script(spec)
+    assert "-v /var/cache/inferops/triton:/root/.triton" in script
+
+
+def test_no_engine_cache_dir_mounts_only_the_model_cache():
+    spec = p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"))
+    assert spec["volumes"] == ["/root/.cache/huggingface:/root/.cache/huggingface"]
