@@ -6,11 +6,12 @@ INVENTORY ?= inventories/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: site test env lint sanity unit lab-up lab-down lab-tests
+.PHONY: site test env lint sanity unit lab-up lab-fleet lab-down lab-tests
 
-## site: converge site.yml; with no INVENTORY=..., the local lab fleet (set up first)
+## site: converge site.yml; with no INVENTORY=..., the local lab fleet (lab and fleet set up first)
 site: env
-	@if [ "$(INVENTORY)" = "inventories/lab" ]; then tests/lab/lab.sh up; fi
+	@if [ "$(INVENTORY)" = "inventories/lab" ]; then \
+	  tests/lab/lab.sh up && ansible-playbook -i $(INVENTORY) tests/lab/fleet.yml; fi
 	ansible-playbook -i $(INVENTORY) site.yml
 
 ## test: lint, ansible-test sanity, unit tests, then the lab (molecule scenarios, end to end)
@@ -29,5 +30,7 @@ unit: env
 	pytest tests/unit -q
 lab-up: env
 	tests/lab/lab.sh up
+lab-fleet: lab-up
+	ansible-playbook -i inventories/lab tests/lab/fleet.yml
 lab-down:
 	tests/lab/lab.sh down
