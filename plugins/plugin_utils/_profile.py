@@ -47,6 +47,8 @@ ENGINES = {
                                "deep_gemm": "/root/.deep_gemm"}},
 }
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+# Container label holding spec_digest(): what a running container was created from.
+SPEC_LABEL = "inferops.serving.spec-sha256"
 
 
 class ProfileError(Exception):
@@ -173,8 +175,9 @@ def apply_lock(profile, lock):
     if not isinstance(entry, dict) or not entry.get("digest"):
         raise ProfileError("lock entry for %s:%s needs a digest" % (image.get("repository"), image.get("tag")))
     pinned = {"digest": entry["digest"]}
-    if entry.get("engine_version"):
-        pinned["engine_version"] = entry["engine_version"]
+    for key in ("engine_version", "image_id"):
+        if entry.get(key):
+            pinned[key] = entry[key]
     return overlay(profile, {"image": pinned})
 
 
@@ -291,7 +294,7 @@ def launch_spec(profile, options=None):
         "inferops.serving.argv-sha256": argv_digest(profile, argv),
     }
     labels.update(opts["labels"] or {})
-    return {
+    spec = {
         "name": name,
         "image": image_ref(profile, opts["registry_prefix"]),
         "command": argv,
@@ -310,6 +313,18 @@ def launch_spec(profile, options=None):
         "log_options": {"max-size": str(opts["log_max_size"]), "max-file": str(opts["log_max_file"])},
         "labels": labels,
     }
+    labels[SPEC_LABEL] = spec_digest(spec)
+    return spec
+
+
+def spec_digest(spec):
+    """sha256 of everything the container is created from (the spec without this digest's label).
+
+    A running container whose label differs is replaced by a converge: the server role stops it
+    first (and waits for unified memory to be released) only when this differs.
+    """
+    payload = dict(spec, labels={k: v for k, v in spec["labels"].items() if k != SPEC_LABEL})
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
 def engine_cache_volumes(engine, cache_dir):

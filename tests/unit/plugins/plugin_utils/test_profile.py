@@ -230,3 +230,21 @@ def test_engine_cache_dir_persists_the_engines_compile_caches(profile, caches):
 def test_no_engine_cache_dir_mounts_only_the_model_cache():
     spec = p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"))
     assert spec["volumes"] == ["/root/.cache/huggingface:/root/.cache/huggingface"]
+
+
+def test_spec_label_changes_with_anything_the_container_is_created_from():
+    profile = p.load_profile("gb10-nvfp4-mtp-latency")
+    base = p.launch_spec(profile, {"port": 8001})
+    assert base["labels"][p.SPEC_LABEL] == p.spec_digest(base)
+    assert p.launch_spec(profile, {"port": 8001})["labels"][p.SPEC_LABEL] == base["labels"][p.SPEC_LABEL]
+    for options in ({"port": 8002}, {"restart_retries": 5}, {"engine_cache_dir": "/var/cache/x"},
+                    {"labels": {"team": "a"}}, {"log_max_size": "1g"}):
+        assert p.launch_spec(profile, dict(options, port=options.get("port", 8001)))["labels"][p.SPEC_LABEL] \
+            != base["labels"][p.SPEC_LABEL]
+
+
+def test_lock_entry_carries_the_image_id_of_a_saved_archive():
+    lock = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "b" * 64,
+                                                         "image_id": "sha256:" + "e" * 64}}}
+    profile = p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock)
+    assert profile["image"]["image_id"] == "sha256:" + "e" * 64
