@@ -164,12 +164,14 @@ class DockerClient(object):
                               status)
         return json.loads(data.decode("utf-8"))
 
-    def stream_logs(self, container, since, tty, poll=1.0):
+    def stream_logs(self, container, since, tty, poll=1.0, follow=True):
         """Yield log bytes (demultiplexed) as they arrive, ``b""`` every ``poll`` s of silence.
 
-        Ends when the daemon closes the stream (the container stopped).
+        Ends when the daemon closes the stream: the container stopped, or (``follow=False``)
+        the log so far was sent.
         """
-        path = "/containers/%s/logs?stdout=1&stderr=1&follow=1&since=%s" % (quote(container, safe=""), since)
+        path = "/containers/%s/logs?stdout=1&stderr=1&follow=%d&since=%s" % (
+            quote(container, safe=""), 1 if follow else 0, since)
         sock, status, headers, body = self._open(path, self.timeout)
         if status != 200:
             data = self._read_all(sock, body, headers)
@@ -250,21 +252,27 @@ def _dechunk(data):
     return _Dechunker().feed(data)
 
 
-def follow_container(client, container, scanner, feed, deadline, grace=5.0, clock=time.time):
+def follow_container(client, container, scanner, feed, deadline, grace=5.0, clock=time.time, since=None):
     """Stream ``container``'s log since its latest start into ``feed`` until an answer is known.
 
     ``feed(bytes)`` receives newline-terminated log bytes; ``scanner`` tells when to stop
     (``ready``, ``done``). Returns ``(state, reason)`` with ``reason`` one of ``ready``,
     ``fatal``, ``exited``, ``timeout``, ``stream_closed``; ``state`` is the container's last
     inspected ``State``.
+
+    With ``since`` (a Docker API ``since`` value, e.g. of an earlier start) the log from then to
+    its current end is read once, not followed: later starts and a crash after readiness included.
     """
     info = client.inspect(container)
     state = info.get("State") or {}
+    started = state.get("StartedAt")
     tty = bool((info.get("Config") or {}).get("Tty"))
     rest = b""
     fatal_deadline = None
     reason = None
-    stream = client.stream_logs(info.get("Id") or container, logs_since(state), tty)
+    follow = since is None
+    stream = client.stream_logs(info.get("Id") or container, logs_since(state) if follow else since, tty,
+                                follow=follow)
     try:
         for data in stream:
             if data:
@@ -284,7 +292,7 @@ def follow_container(client, container, scanner, feed, deadline, grace=5.0, cloc
                 if now >= fatal_deadline:
                     reason = "fatal"
                     break
-            elif scanner.ready:
+            elif scanner.ready and follow:
                 reason = "ready"
                 break
             if now >= deadline:
@@ -300,10 +308,12 @@ def follow_container(client, container, scanner, feed, deadline, grace=5.0, cloc
         except DockerError:
             pass
     if reason is None:
-        # The daemon closed the stream: normally because the container stopped.
+        # The daemon closed the stream: normally because the container stopped (and its restart
+        # policy may have started it again already: a new StartedAt).
+        restarted = state.get("StartedAt") != started
         if scanner.fatal is not None:
             reason = "fatal"
-        elif not state.get("Running"):
+        elif not state.get("Running") or (follow and restarted):
             reason = "exited"
         else:
             reason = "ready" if scanner.ready else "stream_closed"

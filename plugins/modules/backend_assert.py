@@ -72,6 +72,15 @@ options:
       - Ignored with O(log_path).
     type: int
     default: 1800
+  since:
+    description:
+      - With O(container), read the log from this time to its current end once, instead of
+        following the latest start until the server is ready. A timestamp as Docker reports it,
+        for example RV(container_state.started_at) of an earlier call.
+      - Collects the evidence after a later request failed, when the engine may have died and
+        been restarted by the restart policy since (its crash is in an earlier start's log).
+      - Ignored with O(log_path).
+    type: str
   docker_host:
     description:
       - The Docker daemon to ask, C(unix://<socket path>) or C(tcp://<host>:<port>) without TLS.
@@ -286,7 +295,14 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._docker_logs import DEFAULT_DOCKER_HOST, DockerClient, DockerError, follow_container
+from ..module_utils._docker_logs import (
+    DEFAULT_DOCKER_HOST,
+    START_SLACK,
+    DockerClient,
+    DockerError,
+    follow_container,
+    parse_docker_time,
+)
 from ..module_utils._engine_logs import (
     ENGINES,
     OBSERVED_KEYS,
@@ -304,8 +320,11 @@ def container_fatal(container, state, reason, scanner):
     if reason != "exited":
         return None
     oom = bool(state.get("OOMKilled"))
-    line = "container %s exited with code %s%s" % (
-        container, state.get("ExitCode"), " (killed by the kernel OOM killer)" if oom else "")
+    line = "container %s exited with code %s%s%s" % (
+        container, state.get("ExitCode"), " (killed by the kernel OOM killer)" if oom else "",
+        " and its restart policy started it again" if state.get("Running") else "")
+    if scanner.context:
+        line += "; its last log line: %s" % scanner.context[-1]
     return {"kind": "out_of_memory" if oom else "container_exited", "line": line,
             "context": list(scanner.context) + [line]}
 
@@ -333,6 +352,7 @@ def run_module():
             expect=dict(type="dict", default={}),
             optional=dict(type="list", elements="str", default=[]),
             wait_timeout=dict(type="int", default=1800),
+            since=dict(type="str"),
             docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
         ),
         mutually_exclusive=[("container", "log_path")],
@@ -360,16 +380,25 @@ def run_module():
             module.fail_json(msg="cannot read log_path %s: %s" % (params["log_path"], exc),
                              exception=traceback.format_exc())
     else:
+        since = None
+        if params["since"]:
+            started = parse_docker_time(params["since"])
+            if started is None:
+                module.fail_json(msg="since must be a timestamp as Docker reports it "
+                                     "(2026-11-29T15:37:01.5Z), not %r" % params["since"])
+            since = "%.6f" % (started - START_SLACK)
         scanner = LogScanner(params["engine"])
         client = DockerClient(params["docker_host"])
         try:
             state, reason = follow_container(
                 client, params["container"], scanner, lambda data: feed_bytes(scanner, data),
-                deadline=time.time() + params["wait_timeout"])
+                deadline=time.time() + params["wait_timeout"], since=since)
         except DockerError as exc:
             hint = " (is the container created?)" if exc.status == 404 else ""
             module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())
         result = scanner.result()
+        if since is not None and reason in ("ready", "stream_closed"):
+            reason = "read"  # the whole log was read; readiness is reported, not awaited
         if result["fatal"] is None:
             result["fatal"] = container_fatal(params["container"], state, reason, scanner)
         output["container_state"] = dict(

@@ -33,6 +33,8 @@ ENGINE_IMAGES=(
   "vllm/vllm-openai:v0.17.1-cu130 vllm 0.17.1 -"
   "lmsysorg/sglang:v0.5.13-cu130 sglang 0.5.13 -"
   "vllm/vllm-openai:cu130-nightly-bad vllm 0.19.2rc1.dev134 illegal_memory_access_on_first_spec"
+  "vllm/vllm-openai:cu130-nightly-bad-compile vllm 0.19.2rc1.dev134 crash_on_cuda_graph_capture"
+  "vllm/vllm-openai:v0.24.0-cu130 vllm 0.24.0 -"
 )
 PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates)
 # The Debian engine and its CLI (the machine may also carry a newer static CLI in /usr/local/bin).

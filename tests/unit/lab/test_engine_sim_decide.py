@@ -160,6 +160,16 @@ def test_bad_nightly_faults_only_on_speculative_requests(gb10):
     assert vllm_plan(NIGHTLY, seed000_args(spec=None), gb10, env).fault is None
 
 
+def test_bad_compile_nightly_crashes_in_cuda_graph_capture_with_speculation(gb10):
+    env = dict(SEED000_ENV, ENGINE_SIM_FAULT="crash_on_cuda_graph_capture")
+    plan = vllm_plan(NIGHTLY, seed000_args(), gb10, env)
+    assert (plan.fault.name, plan.fault.phase) == ("crash_on_cuda_graph_capture", "cuda_graph")
+    assert "torch._dynamo.exc.BackendCompilerFailed" in plan.fault.message
+    assert "RuntimeError: CUDA error: an illegal instruction was encountered" in plan.fault.message
+    # Seed 001: the same image started cleanly until --speculative-config was added.
+    assert vllm_plan(NIGHTLY, seed000_args(spec=None), gb10, env).fault is None
+
+
 @pytest.mark.parametrize("version,ok", [("0.17.0", False), ("0.17.1", True)])
 def test_reasoning_parser_nemotron_v3_from_0171(gb10, version, ok):
     plan = vllm_plan(version, seed000_args(spec=None), gb10)

@@ -205,6 +205,17 @@ def test_vllm_flashinfer_mtp_on_gb10_crashes_in_cuda_graph_capture(tmp_path, sim
     assert "torch.AcceleratorError: CUDA error: an illegal instruction was encountered" in sim.stderr
 
 
+def test_vllm_bad_compile_nightly_dies_in_cuda_graph_capture(tmp_path, sims):
+    argv = seed000_args() + ["--host", "127.0.0.1", "--port", str(free_port())]
+    sim = Sim(tmp_path, "vllm", argv, GB10_ROWS, dict(SEED000_ENV, ENGINE_SIM_FAULT="crash_on_cuda_graph_capture"))
+    sims.append(sim)
+    assert sim.wait_exit() == 1
+    assert "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   9%" in sim.stderr
+    assert "RuntimeError: CUDA error: an illegal instruction was encountered" in sim.stderr
+    assert "RuntimeError: Engine core initialization failed." in sim.stderr
+    assert "Application startup complete." not in sim.stdout
+
+
 def test_vllm_bad_nightly_dies_on_first_speculative_request(tmp_path, sims):
     port = free_port()
     sim = Sim(tmp_path, "vllm", seed000_args() + ["--host", "127.0.0.1", "--port", str(port)], GB10_ROWS,

@@ -19,6 +19,9 @@ Faults reproduced (``Fault.name``):
         kv_cache_no_memory                 weights + draft leave no room for the KV cache
         flashinfer_mtp_cuda_graph_crash    FlashInfer attention + MTP on sm_121 (GB10)
         illegal_memory_access_on_first_spec  image fault (ENGINE_SIM_FAULT), first spec request
+        crash_on_cuda_graph_capture        image fault (ENGINE_SIM_FAULT): with speculative decoding
+                                           on, torch.compile dies in CUDA graph capture at start-up
+                                           (seed 001: a nightly that crashed mid-start-up)
   SGLang mamba_extra_buffer_unsupported   --mamba-scheduler-strategy extra_buffer on NemotronH
         nemotronh_triton_attention          triton attention on NemotronH (0.5.7-0.5.18)
         trtllm_mha_sm120                    trtllm_mha attention on SM12x
@@ -49,7 +52,7 @@ class Fault:
     exit_code: int = 1
 
 
-IMAGE_FAULTS = ("illegal_memory_access_on_first_spec",)
+IMAGE_FAULTS = ("illegal_memory_access_on_first_spec", "crash_on_cuda_graph_capture")
 
 
 def no_gpu_fault(engine: str) -> Fault:
@@ -447,6 +450,14 @@ def decide_vllm(version: str, args, env: Mapping[str, str], gpu: Gpu, model: Mod
             and not args.enforce_eager:
         return fail("flashinfer_mtp_cuda_graph_crash", "cuda_graph",
                     "torch.AcceleratorError: CUDA error: an illegal instruction was encountered")
+
+    # --- image fault: a nightly whose torch.compile dies while capturing CUDA graphs once a
+    # speculative config is added (seed 001); no flag combination predicts it, only the image.
+    if env.get("ENGINE_SIM_FAULT") == "crash_on_cuda_graph_capture" and plan.spec and not args.enforce_eager:
+        return fail("crash_on_cuda_graph_capture", "cuda_graph",
+                    "torch._dynamo.exc.BackendCompilerFailed: backend='<vllm.compilation.backends.VllmBackend "
+                    "object at 0x7f3c2c1d5e50>' raised:\n"
+                    "RuntimeError: CUDA error: an illegal instruction was encountered")
 
     # --- image fault: crashes on the first speculative request
     if env.get("ENGINE_SIM_FAULT") == "illegal_memory_access_on_first_spec" and plan.spec:

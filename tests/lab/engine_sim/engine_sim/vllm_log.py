@@ -320,7 +320,7 @@ def graph_phase(p: VllmPrinter, plan: VllmPlan, args) -> None:
             counts += f", FULL={len(full)} (largest={full[-1]})"
         p.log("EngineCore", "INFO", "gpu_model_runner.py:5050", f"Profiling CUDA graph memory: {counts}")
         p.log("EngineCore", "INFO", "gpu_model_runner.py:5077", "Estimated CUDA graph memory: 0.61 GiB total")
-    if plan.fault and plan.fault.name == "flashinfer_mtp_cuda_graph_crash":
+    if plan.fault and plan.fault.name in ("flashinfer_mtp_cuda_graph_crash", "crash_on_cuda_graph_capture"):
         p.raw("EngineCore", f"Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   9%|▉         | "
               f"{max(len(piecewise) // 11, 1)}/{len(piecewise)} [00:01<00:09,  4.71it/s]", "stderr")
         return

@@ -106,8 +106,10 @@ class FakeDocker(object):
 
     STARTED = "2026-11-29T15:37:01.500000000Z"
 
-    def __init__(self, sock_path, lines, tty=False, exit_code=None, oom=False, hold_open=True, delay=0.0):
+    def __init__(self, sock_path, lines, tty=False, exit_code=None, oom=False, hold_open=True, delay=0.0,
+                 restarts=False):
         self.lines = lines
+        self.restarts = restarts  # after exiting, the restart policy starts it again
         self.tty = tty
         self.exit_code = exit_code  # set: the container stops after its log
         self.oom = oom
@@ -146,7 +148,11 @@ class FakeDocker(object):
                             time.sleep(fake.delay)
                     if fake.exit_code is not None:
                         fake.running = False
+                        if fake.restarts:
+                            fake.running, fake.STARTED = True, "2026-11-29T15:37:09.000000000Z"
                         return
+                    if parse_qs(url.query).get("follow") == ["0"]:
+                        return  # the log so far was sent
                     while fake.hold_open and not fake.stop.is_set():
                         self.wfile.write(b"")
                         time.sleep(0.05)
@@ -179,7 +185,8 @@ class FakeDocker(object):
         return {
             "Id": "c0ffee",
             "Config": {"Tty": self.tty},
-            "State": {"Running": self.running, "ExitCode": 0 if self.running else self.exit_code,
+            "State": {"Running": self.running,
+                      "ExitCode": self.exit_code if not self.running or self.restarts else 0,
                       "OOMKilled": self.oom and not self.running, "StartedAt": self.STARTED,
                       "FinishedAt": "2026-11-29T15:30:00.000000000Z"},
         }
@@ -225,10 +232,24 @@ def test_container_exit_before_ready(run_module, docker):
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed
     assert result["fatal"]["kind"] == "container_exited"
-    assert result["msg"] == "fatal container_exited in the engine log: container engine exited with code 137"
+    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 137; "
+                             "its last log line: %s" % result["fatal"]["context"][-2])
     assert result["container_state"] == {"running": False, "exit_code": 137, "oom_killed": False,
                                          "started_at": FakeDocker.STARTED}
     assert result["fatal"]["context"][-2] == lines[-1]
+
+
+def test_container_exit_and_restart_before_ready_names_the_last_line(run_module, docker):
+    # A crash without a known signature (here: the port is taken), and the restart policy
+    # started the container again before the module looked: still an exit, with the evidence.
+    lines = ["Traceback (most recent call last):", "    sock.bind(addr)",
+             "OSError: [Errno 98] Address already in use"]
+    fake, host = docker(lines, exit_code=1, restarts=True)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
+    assert failed and result["fatal"]["kind"] == "container_exited"
+    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 1 and "
+                             "its restart policy started it again; its last log line: "
+                             "OSError: [Errno 98] Address already in use")
 
 
 def test_container_oom_killed(run_module, docker):
@@ -266,6 +287,34 @@ def test_container_wait_timeout(run_module, docker):
     assert "moe_backend: expected FLASHINFER_CUTLASS, observed MARLIN" in result["msg"]
     assert result["ready"] is False and result["fatal"] is None
     assert result["container_state"]["running"]
+
+
+def test_since_reads_a_crash_after_ready_and_later_starts(run_module, docker):
+    # The engine died on a request after it was proven ready, and its restart policy started it
+    # again: the crash is in the log since the proven start, not in the latest start's log.
+    lines = read_fixture("vllm-0.19-mtp-illegal-memory-access.log") + read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    fake, host = docker(lines, hold_open=True)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
+                                                 "since": "2026-11-29T15:30:00.25Z"})
+    assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert result["msg"].startswith("fatal cuda_illegal_memory_access in the engine log: ")
+    assert "illegal memory access was encountered" in result["msg"]
+    assert fake.queries[0]["follow"] == ["0"]
+    assert fake.queries[0]["since"] == ["%.6f" % (calendar.timegm((2026, 11, 29, 15, 30, 0, 0, 0, 0)) + 0.25 - 1.0)]
+
+
+def test_since_without_a_fatal_reports_what_it_read(run_module, docker):
+    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), hold_open=True)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "since": FakeDocker.STARTED, "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["ready"] and result["fatal"] is None
+
+
+def test_since_must_be_a_docker_timestamp(run_module, docker):
+    fake, host = docker([])
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "since": "yesterday"})
+    assert failed and result["msg"].startswith("since must be a timestamp as Docker reports it")
 
 
 def test_unknown_container(run_module, docker):
