@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Safe rollouts in the lab (issue 5): pin on a canary, rolling upgrade, bad nightly, rollback,
+Docker daemon restart.
+
+A fleet of two simulated DGX Sparks in one hardware group (``spark``), made by tests/lab/fleet.yml
+from a temporary inventory (its lock and known-bad files live there, never in the repository's
+inventories), converged with site.yml, then driven with playbooks/pin.yml, site.yml and
+playbooks/rollback.yml. The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
+registry with tests/lab/nightly.sh and restored afterwards. Tests run in file order (~6 min).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAB = os.path.join(ROOT, "tests", "lab")
+DOCKER = "/usr/bin/docker"
+NIGHTLY = os.path.join(LAB, "nightly.sh")
+TAG = "cu130-nightly"
+IMAGE = "vllm/vllm-openai:" + TAG
+HOSTS = {"ro-spark-1": 8111, "ro-spark-2": 8112}
+CANARY, OTHER = "ro-spark-1", "ro-spark-2"
+
+pytestmark = pytest.mark.lab
+
+GROUP_VARS = {
+    "inferops_become": False,
+    "lab_target_image": "inferops-lab/target:bookworm",
+    "lab_hardware": "gb10",
+    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
+    "container_toolkit_version": "1.17.8-1",
+    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
+    "server_registry_prefix": "127.0.0.1:5000",
+    "server_network_mode": "host",
+    "server_ready_timeout": 180,
+    "server_request_timeout": 60,
+    "preflight_disk_free_gib": 2,
+    "preflight_disk_free_gib_cached": 1,
+    "preflight_meminfo_path": "/etc/inferops-lab/meminfo",
+    "server_profile": "gb10-nvfp4-mtp-throughput",
+    "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
+}
+
+
+def run(args, check=True, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, result.returncode, result.stdout[-6000:],
+                                                         result.stderr[-3000:]))
+    return result
+
+
+def playbook(inventory, path, *extra, check=True):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
+    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
+               check=check, cwd=ROOT, env=env)
+
+
+def recap(output):
+    """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
+    found = {}
+    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M):
+        found[host] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
+    return found
+
+
+def exec_on(host, script, check=True):
+    return run([DOCKER, "exec", host, "bash", "-c", script], check=check)
+
+
+def container(host):
+    """Id, StartedAt and image reference of the serving container on ``host``."""
+    out = exec_on(host, "docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.Config.Image}}' inferops-serving")
+    cid, started, image = out.stdout.split()
+    return {"id": cid, "started": started, "image": image}
+
+
+def serving(port, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def lock(inventory):
+    with open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["inferops_serving_image_lock"]["images"]
+
+
+def known_bad(inventory):
+    path = os.path.join(inventory, "group_vars", "all", "known_bad_images.yml")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["inferops_known_bad_images"]
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("the lab runs as root")
+    run([os.path.join(LAB, "lab.sh"), "up"])
+    original = run([NIGHTLY, "digest", TAG]).stdout.strip()
+    inventory = str(tmp_path_factory.mktemp("rollout-inventory"))
+    os.makedirs(os.path.join(inventory, "group_vars", "all"))
+    hosts = {"all": {"children": {"serving": {
+        "vars": {"ansible_connection": "community.docker.docker"},
+        "children": {"spark": {"hosts": {name: {"server_port": port} for name, port in HOSTS.items()}}}}}}}
+    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(hosts, handle)
+    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(GROUP_VARS, handle)
+    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
+                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
+    for name in HOSTS:
+        run([DOCKER, "rm", "-f", name], check=False)
+    try:
+        playbook(inventory, os.path.join(LAB, "fleet.yml"))
+        playbook(inventory, "site.yml")
+        yield inventory
+    finally:
+        run([NIGHTLY, "move", TAG, original], check=False)
+        for name in HOSTS:
+            run([DOCKER, "rm", "-f", name], check=False)
+
+
+def test_good_nightly_is_pinned_on_the_canary_then_rolled_out(fleet):
+    new = run([NIGHTLY, "build", "0.19.3rc1.dev8"]).stdout.strip()
+    run([NIGHTLY, "move", TAG, new])
+    before_other = container(OTHER)
+
+    result = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    entry = lock(fleet)[IMAGE]
+    assert entry["digest"] == new
+    assert entry["engine_version"].startswith("0.19.3rc1.dev8")
+    assert entry["evidence"]["speculative"]["drafts"] > 0 and entry["evidence"]["speculative"]["accepted_tokens"] > 0
+    assert entry["evidence"]["canary"] == CANARY and entry["evidence"]["smoke_answer"] == "4"
+    assert container(CANARY)["image"].endswith("@" + new)
+    assert container(OTHER) == before_other, "pin.yml touched a host that is not the canary"
+    assert recap(result.stdout)[OTHER]["changed"] == 0
+
+    again = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    assert all(counts["changed"] == 0 for counts in recap(again.stdout).values()), again.stdout[-2000:]
+    assert "nothing new" in again.stdout
+
+    playbook(fleet, "site.yml", "-e", "inferops_serial=1")
+    for name, port in HOSTS.items():
+        assert container(name)["image"].endswith("@" + new)
+        assert serving(port)
+        state = json.loads(exec_on(name, "cat /var/lib/inferops-serving/inferops-serving.json").stdout)
+        assert state["last_known_good"]["digest"] == new
+
+
+def test_bad_nightly_is_caught_on_the_canary_and_recorded(fleet):
+    bad = run([NIGHTLY, "digest", TAG + "-bad"]).stdout.strip()
+    run([NIGHTLY, "move", TAG, bad])
+    lock_before = lock(fleet)
+    canary_before, other_before = container(CANARY), container(OTHER)
+
+    result = playbook(fleet, "playbooks/pin.yml", check=False)
+    assert result.returncode != 0
+    assert "cuda_illegal_memory_access" in result.stdout
+    assert "Rolled back to the last known-good" in result.stdout
+    assert lock(fleet) == lock_before
+    entries = [e for e in known_bad(fleet) if e.get("digest") == bad]
+    assert entries and entries[0]["signature"] == "cuda_illegal_memory_access"
+    assert entries[0]["repository"] == "vllm/vllm-openai"
+    # The canary serves its last known-good again; the other host was not touched at all.
+    assert container(CANARY)["image"] == canary_before["image"]
+    assert serving(HOSTS[CANARY])
+    assert container(OTHER) == other_before
+
+    # A re-run refuses the known-bad digest before deploying anything.
+    canary_serving = container(CANARY)
+    refused = playbook(fleet, "playbooks/pin.yml", check=False)
+    assert refused.returncode != 0 and "on the known-bad list" in refused.stdout
+    assert container(CANARY) == canary_serving
+
+
+def test_rollback_on_request(fleet):
+    other_before = container(OTHER)
+    result = playbook(fleet, "playbooks/rollback.yml", "-l", CANARY)
+    assert recap(result.stdout)[CANARY]["changed"] == 0, "already on last known-good: nothing to do"
+
+    exec_on(CANARY, "docker rm -f inferops-serving")
+    result = playbook(fleet, "playbooks/rollback.yml", "-l", CANARY)
+    assert recap(result.stdout)[CANARY]["changed"] > 0
+    assert serving(HOSTS[CANARY])
+    state = json.loads(exec_on(CANARY, "cat /var/lib/inferops-serving/inferops-serving.json").stdout)
+    assert container(CANARY)["image"] == state["last_known_good"]["spec"]["image"]
+    assert container(OTHER) == other_before
+
+
+def test_docker_daemon_restart_mid_serve_comes_back_serving(fleet):
+    before = container(OTHER)
+    exec_on(OTHER, "systemctl restart docker")
+    assert serving(HOSTS[OTHER], timeout=90), "the container did not come back after the daemon restart"
+    after = container(OTHER)
+    assert after["id"] == before["id"] and after["started"] != before["started"]
+    assert exec_on(OTHER, "systemctl is-active inferops-serving@inferops-serving.service").stdout.strip() == "active"
