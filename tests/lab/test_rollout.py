@@ -55,8 +55,8 @@ GROUP_VARS = {
 def run(args, check=True, **kwargs):
     result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
     if check and result.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s" % (args, result.returncode, result.stdout[-6000:],
-                                                         result.stderr[-3000:]))
+        raise AssertionError("%s failed (%d):\n%s\n%s"
+                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
     return result
 
 

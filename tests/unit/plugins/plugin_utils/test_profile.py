@@ -219,7 +219,7 @@ def test_unknown_launch_option_is_refused():
 ])
 def test_engine_cache_dir_persists_the_engines_compile_caches(profile, caches):
     spec = p.launch_spec(p.load_profile(profile), {"engine_cache_dir": "/var/cache/inferops/"})
-    mounted = {v.split(":")[1]: v.split(":")[0] for v in spec["volumes"]}
+    mounted = dict(reversed(v.split(":")[:2]) for v in spec["volumes"])
     assert caches <= set(mounted)
     assert all(mounted[path].startswith("/var/cache/inferops/") for path in caches)
     assert len(set(mounted[path] for path in caches)) == len(caches)
@@ -244,7 +244,7 @@ def test_spec_label_changes_with_anything_the_container_is_created_from():
 
 
 def test_lock_entry_carries_the_image_id_of_a_saved_archive():
-    lock = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "b" * 64,
-                                                         "image_id": "sha256:" + "e" * 64}}}
+    entry = {"digest": "sha256:" + "b" * 64, "image_id": "sha256:" + "e" * 64}
+    lock = {"images": {"vllm/vllm-openai:cu130-nightly": entry}}
     profile = p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock)
     assert profile["image"]["image_id"] == "sha256:" + "e" * 64
