@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The collection end to end in the lab (needs ``tests/lab/lab.sh up``): every molecule scenario
+(``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy), and
+the README's demo - the lab fleet converged with site.yml twice, the second time changing nothing.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.lab
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(LAB))
+BIN = os.path.dirname(sys.executable)
+SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
+                   if os.path.isfile(os.path.join(REPO, "molecule", name, "molecule.yml")))
+# The lab fleet's hosts and the profiles their inventory groups choose.
+FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-g7e": "g7e-fp8-sglang-eagle"}
+
+
+def run(args, timeout):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+               PY_COLORS="0", NO_COLOR="1", PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    started = time.monotonic()
+    result = subprocess.run(args, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
+                            check=False)
+    return result, time.monotonic() - started
+
+
+def tail(result, lines=150):
+    return "\n".join((result.stdout + result.stderr).splitlines()[-lines:])
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_molecule_scenario(scenario):
+    result, seconds = run([os.path.join(BIN, "molecule"), "test", "-s", scenario], timeout=1800)
+    print("molecule test -s %s: %.0f s" % (scenario, seconds))
+    assert result.returncode == 0, tail(result)
+
+
+def recap(output):
+    """``{host: {ok: N, changed: N, failed: N, ...}}`` from a PLAY RECAP."""
+    hosts = {}
+    for host, counts in re.findall(r"^(\S+)\s+:\s+(ok=\d+.*)$", output, re.M):
+        hosts[host] = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", counts)}
+    return hosts
+
+
+def test_demo_converges_the_fleet_then_changes_nothing():
+    result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab",
+                           "tests/lab/fleet.yml"], timeout=600)
+    assert result.returncode == 0, tail(result)
+    outputs = []
+    for attempt in ("first", "second"):
+        result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab", "site.yml"],
+                              timeout=1800)
+        print("site.yml (%s run): %.0f s" % (attempt, seconds))
+        assert result.returncode == 0, tail(result)
+        outputs.append(result.stdout)
+    hosts = recap(outputs[1])
+    for host in FLEET:
+        assert hosts[host]["failed"] == 0 and hosts[host]["unreachable"] == 0
+        assert hosts[host]["changed"] == 0, "second converge changed %s:\n%s" % (host, tail(result))
+    # The summary table: each host serves its profile, every expected backend proven, "2+2" = 4.
+    for output in outputs:
+        table = output[output.index("Summarise the fleet"):]
+        for host, profile in FLEET.items():
+            row = re.search(r"^\W*%s\s+\|\s+%s\s+\|\s+sha256:[0-9a-f]{12}\s+\|\s+(\d+)/(\d+) proven\s+\|"
+                            r"\s+\d+ s\s+\|\s+\\?\"4\\?\" in [\d.]+ s" % (host, profile), table, re.M)
+            assert row, "no serving summary row for %s in:\n%s" % (host, table)
+            assert row.group(1) == row.group(2) and int(row.group(2)) >= 10
