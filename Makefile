@@ -32,5 +32,7 @@ lab-up: env
 	tests/lab/lab.sh up
 lab-fleet: lab-up
 	ansible-playbook -i inventories/lab tests/lab/fleet.yml
+lab-tests: lab-up
+	pytest tests -m lab -ra
 lab-down:
 	tests/lab/lab.sh down

@@ -13,6 +13,7 @@ import urllib.request
 import uuid
 
 import pytest
+import yaml
 
 LAB = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(LAB))
@@ -204,9 +205,9 @@ def test_gpu_reaches_a_container_on_a_target(target):
     lock = os.path.join(REPO, "inventories", "lab", "group_vars", "all", "image_lock.yml")
     if os.path.exists(lock):
         with open(lock, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip().startswith('"vllm/vllm-openai:cu130-nightly"'):
-                    image = f"{REGISTRY}/vllm/vllm-openai@" + line.split('digest: "')[1].split('"')[0]
+            images = yaml.safe_load(handle)["inferops_serving_image_lock"]["images"]
+        if "vllm/vllm-openai:cu130-nightly" in images:
+            image = f"{REGISTRY}/vllm/vllm-openai@" + images["vllm/vllm-openai:cu130-nightly"]["digest"]
     target(f"docker pull -q {image}")
 
     # No GPU "plugged in": --gpus fails in the hook as with no driver loaded.
