@@ -6,7 +6,10 @@ A fleet of two simulated DGX Sparks in one hardware group (``spark``), made by t
 from a temporary inventory (its lock and known-bad files live there, never in the repository's
 inventories), converged with site.yml, then driven with playbooks/pin.yml, site.yml and
 playbooks/rollback.yml. The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
-registry with tests/lab/nightly.sh and restored afterwards. Tests run in file order (~6 min).
+registry with tests/lab/nightly.sh and restored afterwards. Then image availability: a digest
+pinned with inferops_pin_mirror and inferops_pin_archive_dir, deployed from the mirror and from
+the archive with no registry reachable. Tests run in file order (549 s measured, 195 s of them
+the image availability tests).
 """
 from __future__ import annotations
 
@@ -215,3 +218,105 @@ def test_docker_daemon_restart_mid_serve_comes_back_serving(fleet):
     after = container(OTHER)
     assert after["id"] == before["id"] and after["started"] != before["started"]
     assert exec_on(OTHER, "systemctl is-active inferops-serving@inferops-serving.service").stdout.strip() == "active"
+
+
+# Image availability (issue 5): the pinned digest is mirrored into a registry the fleet owns and
+# saved to an archive on the canary; a host deploys from either one.
+MIRROR = "127.0.0.1:5000/mirror"
+MANIFEST_TYPES = ", ".join(["application/vnd.docker.distribution.manifest.v2+json",
+                            "application/vnd.docker.distribution.manifest.list.v2+json",
+                            "application/vnd.oci.image.manifest.v1+json",
+                            "application/vnd.oci.image.index.v1+json"])
+UNREACHABLE_REGISTRY = "127.0.0.1:5999"  # nothing listens there (tests/lab/README.md port plan)
+
+
+def registry_manifest(repository, reference):
+    request = urllib.request.Request("http://127.0.0.1:5000/v2/%s/manifests/%s" % (repository, reference),
+                                     headers={"Accept": MANIFEST_TYPES}, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers.get("Docker-Content-Digest")
+    except urllib.error.HTTPError as error:
+        return error.code, None
+
+
+def smoke(port):
+    """The server's answer to the role's smoke prompt (temperature 0)."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/v1/models" % port, timeout=10) as response:
+        model = json.load(response)["data"][0]["id"]
+    body = json.dumps({"model": model, "temperature": 0, "max_tokens": 16,
+                       "messages": [{"role": "user", "content": "What is 2+2? Answer with just the number."}]})
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/chat/completions" % port, data=body.encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)["choices"][0]["message"]["content"].strip()
+
+
+def image_id_on(host, reference):
+    out = exec_on(host, "docker image inspect -f '{{.Id}}' %s 2>/dev/null" % reference, check=False)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+@pytest.fixture(scope="module")
+def mirrored(fleet):
+    """Pin a digest the lock does not hold yet with both the mirror and the archive option."""
+    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        original = yaml.safe_load(handle)["inferops_serving_image_lock"]["images"][IMAGE]["digest"]
+    new = run([NIGHTLY, "build", "0.19.3rc1.dev8"]).stdout.strip()
+    target = original if lock(fleet)[IMAGE]["digest"] == new else new
+    run([NIGHTLY, "move", TAG, target])
+    exec_on(CANARY, "rm -rf /var/lib/inferops-images")
+    playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
+             "-e", "inferops_pin_mirror=" + MIRROR, "-e", "inferops_pin_archive_dir=/var/lib/inferops-images")
+    entry = lock(fleet)[IMAGE]
+    assert entry["digest"] == target
+    return entry
+
+
+def test_pin_mirrors_the_digest_and_saves_an_archive(mirrored):
+    digest = mirrored["digest"]
+    assert mirrored["image_id"].startswith("sha256:")
+    assert mirrored["mirror"] == "%s/vllm/vllm-openai@%s" % (MIRROR, digest)
+    assert registry_manifest("mirror/vllm/vllm-openai", digest) == (200, digest)
+    assert registry_manifest("mirror/vllm/vllm-openai", TAG) == (200, digest)
+    host, path = mirrored["archive"].split(":", 1)
+    assert host == CANARY and path.startswith("/var/lib/inferops-images/")
+    assert exec_on(CANARY, "test -s " + path, check=False).returncode == 0
+
+
+def test_deploy_from_the_archive_without_a_registry(fleet, mirrored):
+    """The image is not on the host and the registry cannot serve it: the archive is enough."""
+    host, path = mirrored["archive"].split(":", 1)
+    # Copy the canary's archive to the other host, which runs another image.
+    copy = "%s exec %s cat %s | %s exec -i %s sh -c 'mkdir -p %s && cat > %s'" % (
+        DOCKER, host, path, DOCKER, OTHER, os.path.dirname(path), path)
+    run(["bash", "-o", "pipefail", "-c", copy])
+    assert container(OTHER)["image"] != mirrored["image_id"]
+    if image_id_on(OTHER, mirrored["image_id"]):
+        exec_on(OTHER, "docker image rm -f " + mirrored["image_id"])
+    assert image_id_on(OTHER, mirrored["image_id"]) is None
+
+    started = time.monotonic()
+    playbook(fleet, "site.yml", "-l", OTHER, "-e", "server_registry_prefix=" + UNREACHABLE_REGISTRY,
+             "-e", "server_image_archive=" + path)
+    assert container(OTHER)["image"] == mirrored["image_id"]
+    assert exec_on(OTHER, "docker inspect -f '{{.Image}}' inferops-serving").stdout.strip() == mirrored["image_id"]
+    assert serving(HOSTS[OTHER])
+    assert smoke(HOSTS[OTHER]) == "4"
+
+    # Converged: the image is found by its ID, not loaded again.
+    again = playbook(fleet, "site.yml", "-l", OTHER, "-e", "server_registry_prefix=" + UNREACHABLE_REGISTRY,
+                     "-e", "server_image_archive=" + path)
+    assert recap(again.stdout)[OTHER]["changed"] == 0, again.stdout[-3000:]
+    print("archive deploy + converge: %.0f s" % (time.monotonic() - started))
+
+
+def test_deploy_from_the_mirror(fleet, mirrored):
+    digest = mirrored["digest"]
+    reference = "%s/vllm/vllm-openai@%s" % (MIRROR, digest)
+    assert image_id_on(OTHER, reference) is None, "the mirror reference is pulled, not already present"
+    playbook(fleet, "site.yml", "-l", OTHER, "-e", "server_registry_prefix=" + MIRROR)
+    assert container(OTHER)["image"] == reference
+    assert serving(HOSTS[OTHER]) and smoke(HOSTS[OTHER]) == "4"
+    state = json.loads(exec_on(OTHER, "cat /var/lib/inferops-serving/inferops-serving.json").stdout)
+    assert state["last_known_good"]["digest"] == digest
