@@ -138,11 +138,16 @@ class FakeDocker(object):
                     "raw" if fake.tty else "multiplexed"))
                 self.end_headers()
                 try:
+                    frames = []
                     for line in fake.lines:
                         payload = (line + "\n").encode()
                         if not fake.tty:
                             payload = struct.pack(">BxxxI", 1, len(payload)) + payload
-                        self.wfile.write(payload)
+                        frames.append(payload)
+                    # Without a delay the log is already there when the stream opens: one write,
+                    # so the reader sees it as the daemon sends a backlog, not line by line.
+                    for chunk in ([b"".join(frames)] if not fake.delay else frames):
+                        self.wfile.write(chunk)
                         self.wfile.flush()
                         if fake.delay:
                             time.sleep(fake.delay)
