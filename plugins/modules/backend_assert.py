@@ -295,7 +295,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._docker_logs import (
+from ..module_utils._docker_api import (
     DEFAULT_DOCKER_HOST,
     START_SLACK,
     DockerClient,

@@ -4,16 +4,20 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""A container's log since its latest start, streamed from the Docker Engine API.
+"""The few Docker Engine API calls the collection's modules make: a container's state, its log
+since its latest start (backend_assert), and start/stop/remove/rename (container_swap).
 
-Dependency-free on purpose (the target needs only python3): two endpoints of the Docker
-Engine API over its unix socket (or plain ``tcp://``), HTTP/1.0 so the daemon streams the body
-until it closes instead of chunking it.
+Dependency-free on purpose (the target needs only python3): endpoints of the Docker Engine API
+over its unix socket (or plain ``tcp://``), HTTP/1.0 so the daemon streams a body until it
+closes instead of chunking it.
 
 * ``GET /containers/{id}/json``: ``State.StartedAt/FinishedAt/Running/ExitCode/OOMKilled``, ``Config.Tty``.
 * ``GET /containers/{id}/logs?stdout=1&stderr=1&follow=1&since=<StartedAt>``: for a container
   without a TTY the body is multiplexed, frames of an 8-byte header (stream type, 3 zero bytes,
   big-endian uint32 length) and the payload; with a TTY it is the raw byte stream.
+* ``POST /containers/{id}/start``, ``POST /containers/{id}/stop[?t=N]``,
+  ``DELETE /containers/{id}?force=1``, ``POST /containers/{id}/rename?name=N``: 204 when done,
+  304 when start/stop found the container already started/stopped, 404 unknown, 409 conflict.
 """
 from __future__ import annotations
 
@@ -92,7 +96,7 @@ class DemuxBuffer(object):
 
 
 class DockerClient(object):
-    """Just enough of the Docker Engine API for reading a container's state and log."""
+    """Just enough of the Docker Engine API for a container's state, log and lifecycle."""
 
     def __init__(self, docker_host=DEFAULT_DOCKER_HOST, timeout=30.0):
         parts = urlsplit(docker_host)
@@ -105,12 +109,15 @@ class DockerClient(object):
         self.docker_host = docker_host
         self.timeout = timeout
 
-    def _open(self, path, timeout):
+    def _open(self, path, timeout, method="GET"):
         sock = socket.socket(self.family, socket.SOCK_STREAM)
         sock.settimeout(timeout)
+        request = "%s %s HTTP/1.0\r\nHost: docker\r\nUser-Agent: inferops.serving\r\n" % (method, path)
+        if method != "GET":
+            request += "Content-Length: 0\r\n"
         try:
             sock.connect(self.address)
-            sock.sendall(("GET %s HTTP/1.0\r\nHost: docker\r\nUser-Agent: inferops.serving\r\n\r\n" % path).encode("ascii"))
+            sock.sendall((request + "\r\n").encode("ascii"))
             head = b""
             while b"\r\n\r\n" not in head:
                 data = sock.recv(65536)
@@ -163,6 +170,32 @@ class DockerClient(object):
             raise DockerError("container %s: Docker answered %s: %s" % (container, status, _api_message(data)),
                               status)
         return json.loads(data.decode("utf-8"))
+
+    def call(self, method, path, what, timeout=None, ok=(200, 201, 204, 304)):
+        """``method path`` without a body; returns the status. DockerError naming ``what`` otherwise."""
+        sock, status, headers, body = self._open(path, timeout or self.timeout, method)
+        data = self._read_all(sock, body, headers)
+        if status not in ok:
+            raise DockerError("%s: Docker answered %s: %s" % (what, status, _api_message(data)), status)
+        return status
+
+    def start(self, container):
+        """Start ``container``; True if it was started, False if it was running already."""
+        return self.call("POST", "/containers/%s/start" % quote(container, safe=""), "start " + container) != 304
+
+    def stop(self, container, timeout):
+        """SIGTERM ``container``, SIGKILL after ``timeout`` s; True if it was running."""
+        return self.call("POST", "/containers/%s/stop?t=%d" % (quote(container, safe=""), timeout),
+                         "stop " + container, timeout=self.timeout + timeout) != 304
+
+    def remove(self, container):
+        """Remove ``container`` (forced: stopped first if it still runs), keeping its volumes."""
+        self.call("DELETE", "/containers/%s?force=1" % quote(container, safe=""), "remove " + container)
+
+    def rename(self, container, name):
+        """Rename ``container`` to ``name``."""
+        self.call("POST", "/containers/%s/rename?name=%s" % (quote(container, safe=""), quote(name, safe="")),
+                  "rename %s to %s" % (container, name))
 
     def stream_logs(self, container, since, tty, poll=1.0, follow=True):
         """Yield log bytes (demultiplexed) as they arrive, ``b""`` every ``poll`` s of silence.

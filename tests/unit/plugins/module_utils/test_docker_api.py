@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.module_utils import _docker_logs as dl
+from ansible_collections.inferops.serving.plugins.module_utils import _docker_api as dl
 
 
 @pytest.mark.parametrize("text, epoch", [
