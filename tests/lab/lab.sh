@@ -223,6 +223,10 @@ ensure_apt_repo() {
     say "apt repository: served at $APT_URL"
     return
   fi
+  # Lab hosts outlive a lab (another clone's lab may have served its own key on this port): files
+  # newer than any host's cached lists make apt fetch them again instead of keeping an index
+  # signed by a key it no longer has (http.server answers If-Modified-Since by mtime).
+  find "$www" -type f -exec touch {} +
   say "apt repository: serving $www on 127.0.0.1:$APT_PORT (log $LOG/apt.log)"
   spawn apt python3 -m http.server --bind 127.0.0.1 --directory "$www" "$APT_PORT"
   wait_for "apt server" 15 apt_up
