@@ -6,7 +6,8 @@ Converges one serving host (the server role of site.yml) with one changed engine
 container is replaced, while polling its /health every 50 ms. The unavailable interval is the
 time from the first failed poll to the next successful one. The engine's start-up time is read
 from the new container itself: StartedAt to the Docker timestamp of the engine's "ready" log line.
-What remains is the rollout's overhead (stop, pre-start checks, create, start): target < 2 s.
+What remains is the rollout's overhead (the old engine's stop and the new container's start; the
+new container is created while the old one serves): target < 2 s.
 
     sudo .venv/bin/python benchmarks/rollout_swap_bench.py -i <inventory> --host lab-spark --port 8101 [--runs 3]
 
