@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Run a module's main() with arguments and catch what it returns (exit_json / fail_json)."""
+"""Run a module's main() with arguments and catch what it returns (exit_json / fail_json); serve a
+fake Docker Engine API on a unix socket."""
 from __future__ import annotations
+
+import socketserver
+import threading
 
 import pytest
 
@@ -38,3 +42,30 @@ def run_module(monkeypatch):
         return caught.value.failed, caught.value.result
 
     return run
+
+
+class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """An HTTP server on a unix socket, as the Docker daemon listens."""
+
+    daemon_threads = True
+
+
+@pytest.fixture
+def docker(tmp_path):
+    """``docker(fake) -> (fake, "unix://<socket>")``: serves ``fake.handler`` (an HTTP request
+    handler class standing for the Docker daemon) on a unix socket until the test ends, then
+    calls ``fake.close()`` if it has one."""
+    started = []
+    sock = str(tmp_path / "docker.sock")
+
+    def start(fake):
+        server = UnixHTTPServer(sock, fake.handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        started.append((fake, server))
+        return fake, "unix://" + sock
+
+    yield start
+    for fake, server in started:
+        getattr(fake, "close", lambda: None)()
+        server.shutdown()
+        server.server_close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import calendar
 import json
 import os
-import socketserver
 import struct
 import threading
 import time
@@ -106,7 +105,7 @@ class FakeDocker(object):
 
     STARTED = "2026-11-29T15:37:01.500000000Z"
 
-    def __init__(self, sock_path, lines, tty=False, exit_code=None, oom=False, hold_open=True, delay=0.0,
+    def __init__(self, lines, tty=False, exit_code=None, oom=False, hold_open=True, delay=0.0,
                  restarts=False):
         self.lines = lines
         self.restarts = restarts  # after exiting, the restart policy starts it again
@@ -179,12 +178,7 @@ class FakeDocker(object):
                 self.end_headers()
                 self.wfile.write(data)
 
-        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = True
-
-        self.server = Server(sock_path, Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.handler = Handler
 
     def inspect(self):
         return {
@@ -198,28 +192,11 @@ class FakeDocker(object):
 
     def close(self):
         self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def docker(tmp_path):
-    started = []
-    sock = str(tmp_path / "docker.sock")
-
-    def start(lines, **kwargs):
-        fake = FakeDocker(sock, lines, **kwargs)
-        started.append(fake)
-        return fake, "unix://" + sock
-
-    yield start
-    for fake in started:
-        fake.close()
 
 
 @pytest.mark.parametrize("tty", [False, True])
 def test_container_answers_as_soon_as_ready(run_module, docker, tty):
-    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), tty=tty)
+    fake, host = docker(FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), tty=tty))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_timeout": 600,
                                                  "engine": "vllm", "expect": GB10_EXPECT})
     assert not failed, result["msg"]
@@ -233,7 +210,7 @@ def test_container_answers_as_soon_as_ready(run_module, docker, tty):
 
 def test_container_exit_before_ready(run_module, docker):
     lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20]
-    fake, host = docker(lines, exit_code=137)
+    fake, host = docker(FakeDocker(lines, exit_code=137))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed
     assert result["fatal"]["kind"] == "container_exited"
@@ -249,7 +226,7 @@ def test_container_exit_and_restart_before_ready_names_the_last_line(run_module,
     # started the container again before the module looked: still an exit, with the evidence.
     lines = ["Traceback (most recent call last):", "    sock.bind(addr)",
              "OSError: [Errno 98] Address already in use"]
-    fake, host = docker(lines, exit_code=1, restarts=True)
+    fake, host = docker(FakeDocker(lines, exit_code=1, restarts=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed and result["fatal"]["kind"] == "container_exited"
     assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 1 and "
@@ -258,14 +235,14 @@ def test_container_exit_and_restart_before_ready_names_the_last_line(run_module,
 
 
 def test_container_oom_killed(run_module, docker):
-    fake, host = docker(read_fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log")[:3], exit_code=137, oom=True)
+    fake, host = docker(FakeDocker(read_fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log")[:3], exit_code=137, oom=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed and result["fatal"]["kind"] == "out_of_memory"
     assert "killed by the kernel OOM killer" in result["msg"]
 
 
 def test_container_fatal_in_log(run_module, docker):
-    fake, host = docker(read_fixture("vllm-0.17.1-mtp-marlin-config-error.log"), exit_code=1)
+    fake, host = docker(FakeDocker(read_fixture("vllm-0.17.1-mtp-marlin-config-error.log"), exit_code=1))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
                                                  "expect": {"draft_moe_backend": "TRITON"}})
     assert failed and result["fatal"]["kind"] == "config_error"
@@ -274,7 +251,7 @@ def test_container_fatal_in_log(run_module, docker):
 
 
 def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
-    fake, host = docker(read_fixture("vllm-0.19-mtp-illegal-memory-access.log"), hold_open=True)
+    fake, host = docker(FakeDocker(read_fixture("vllm-0.19-mtp-illegal-memory-access.log"), hold_open=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     # The crash arrived in the same read as the ready line: a fatal in what was read fails, even after
     # ready, and the module waits a short grace for the rest of the traceback, not for wait_timeout.
@@ -284,7 +261,7 @@ def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
 
 
 def test_container_wait_timeout(run_module, docker):
-    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20])
+    fake, host = docker(FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20]))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_timeout": 1,
                                                  "expect": {"moe_backend": "FLASHINFER_CUTLASS"}})
     assert failed
@@ -298,7 +275,7 @@ def test_since_reads_a_crash_after_ready_and_later_starts(run_module, docker):
     # The engine died on a request after it was proven ready, and its restart policy started it
     # again: the crash is in the log since the proven start, not in the latest start's log.
     lines = read_fixture("vllm-0.19-mtp-illegal-memory-access.log") + read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
-    fake, host = docker(lines, hold_open=True)
+    fake, host = docker(FakeDocker(lines, hold_open=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
                                                  "since": "2026-11-29T15:30:00.25Z"})
     assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
@@ -309,7 +286,7 @@ def test_since_reads_a_crash_after_ready_and_later_starts(run_module, docker):
 
 
 def test_since_without_a_fatal_reports_what_it_read(run_module, docker):
-    fake, host = docker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), hold_open=True)
+    fake, host = docker(FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), hold_open=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
                                                  "since": FakeDocker.STARTED, "expect": GB10_EXPECT})
     assert not failed, result["msg"]
@@ -317,13 +294,13 @@ def test_since_without_a_fatal_reports_what_it_read(run_module, docker):
 
 
 def test_since_must_be_a_docker_timestamp(run_module, docker):
-    fake, host = docker([])
+    fake, host = docker(FakeDocker([]))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "since": "yesterday"})
     assert failed and result["msg"].startswith("since must be a timestamp as Docker reports it")
 
 
 def test_unknown_container(run_module, docker):
-    fake, host = docker([])
+    fake, host = docker(FakeDocker([]))
     failed, result = run_module(backend_assert, {"container": "nope", "docker_host": host})
     assert failed and "No such container: nope" in result["msg"] and "(is the container created?)" in result["msg"]
 

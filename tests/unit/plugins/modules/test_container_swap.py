@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import socketserver
-import threading
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -42,7 +40,7 @@ class FakeDocker(object):
     """Containers by name ({name: {"Id", "Image", "State": {"Running"}, "Config": {...}}}); the
     lifecycle endpoints answer as the Docker Engine API does (204, 304, 404, 409, 500 + message)."""
 
-    def __init__(self, sock_path, containers, refuse_start=()):
+    def __init__(self, containers, refuse_start=()):
         self.containers = containers
         self.refuse_start = set(refuse_start)  # names whose start Docker refuses (500)
         self.calls = []
@@ -110,20 +108,11 @@ class FakeDocker(object):
             def do_DELETE(self):
                 self._route("DELETE")
 
-        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-            daemon_threads = True
-
-        self.server = Server(sock_path, Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.handler = Handler
 
     def changes(self):
         """The calls that change something, in order: (method, name, action)."""
         return [(method, name, action) for method, name, action, _query in self.calls if method != "GET"]
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def containers(old_running=True, with_old=True, with_new=True):
@@ -136,23 +125,8 @@ def containers(old_running=True, with_old=True, with_new=True):
     return found
 
 
-@pytest.fixture
-def docker(tmp_path):
-    started = []
-    sock = str(tmp_path / "docker.sock")
-
-    def start(found, **kwargs):
-        fake = FakeDocker(sock, found, **kwargs)
-        started.append(fake)
-        return fake, "unix://" + sock
-
-    yield start
-    for fake in started:
-        fake.close()
-
-
 def test_swap_running_container(run_module, docker):
-    fake, host = docker(containers())
+    fake, host = docker(FakeDocker(containers()))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host})
     assert not failed and result["changed"]
     assert fake.changes() == [("POST", "srv", "stop"), ("POST", "srv-next", "start"),
@@ -171,7 +145,7 @@ def test_swap_running_container(run_module, docker):
 
 
 def test_second_run_changes_nothing(run_module, docker):
-    fake, host = docker(containers())
+    fake, host = docker(FakeDocker(containers()))
     run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host})
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host})
     assert not failed and not result["changed"] and result["actions"] == []
@@ -180,7 +154,7 @@ def test_second_run_changes_nothing(run_module, docker):
 
 
 def test_check_mode_plans_and_changes_nothing(run_module, docker):
-    fake, host = docker(containers())
+    fake, host = docker(FakeDocker(containers()))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host},
                                 check_mode=True)
     assert not failed and result["changed"]
@@ -190,7 +164,7 @@ def test_check_mode_plans_and_changes_nothing(run_module, docker):
 
 
 def test_stopped_old_container_is_not_stopped_again(run_module, docker):
-    fake, host = docker(containers(old_running=False))
+    fake, host = docker(FakeDocker(containers(old_running=False)))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
                                                  "stop_timeout": 5})
     assert not failed
@@ -198,20 +172,20 @@ def test_stopped_old_container_is_not_stopped_again(run_module, docker):
 
 
 def test_first_deployment_without_old_container(run_module, docker):
-    fake, host = docker(containers(with_old=False))
+    fake, host = docker(FakeDocker(containers(with_old=False)))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host})
     assert not failed and result["replaced"] is None
     assert fake.changes() == [("POST", "srv-next", "start"), ("POST", "srv-next", "rename")]
 
 
 def test_explicit_stop_timeout(run_module, docker):
-    fake, host = docker(containers())
+    fake, host = docker(FakeDocker(containers()))
     run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host, "stop_timeout": 120})
     assert [query for _m, name, action, query in fake.calls if action == "stop"] == [{"t": "120"}]
 
 
 def test_refused_start_restores_the_old_container(run_module, docker):
-    fake, host = docker(containers(), refuse_start=["srv-next"])
+    fake, host = docker(FakeDocker(containers(), refuse_start=["srv-next"]))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host})
     assert failed
     assert "could not select device driver" in result["msg"]
@@ -222,7 +196,7 @@ def test_refused_start_restores_the_old_container(run_module, docker):
 
 
 def test_same_name_is_refused(run_module, docker):
-    _fake, host = docker(containers())
+    _fake, host = docker(FakeDocker(containers()))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv", "docker_host": host})
     assert failed and "srv-next" in result["msg"]
 
