@@ -162,31 +162,28 @@ class DockerClient(object):
             data = _dechunk(data)
         return data
 
-    def inspect(self, container):
-        """``GET /containers/{container}/json`` as a dict; DockerError(status=404) if unknown."""
-        sock, status, headers, body = self._open("/containers/%s/json" % quote(container, safe=""), self.timeout)
-        data = self._read_all(sock, body, headers)
-        if status != 200:
-            raise DockerError("container %s: Docker answered %s: %s" % (container, status, _api_message(data)),
-                              status)
-        return json.loads(data.decode("utf-8"))
-
     def call(self, method, path, what, timeout=None, ok=(200, 201, 204, 304)):
-        """``method path`` without a body; returns the status. DockerError naming ``what`` otherwise."""
+        """``method path`` without a body: ``(status, body bytes)``; DockerError naming ``what`` otherwise."""
         sock, status, headers, body = self._open(path, timeout or self.timeout, method)
         data = self._read_all(sock, body, headers)
         if status not in ok:
             raise DockerError("%s: Docker answered %s: %s" % (what, status, _api_message(data)), status)
-        return status
+        return status, data
+
+    def inspect(self, container):
+        """``GET /containers/{container}/json`` as a dict; DockerError(status=404) if unknown."""
+        _status, data = self.call("GET", "/containers/%s/json" % quote(container, safe=""), "container " + container,
+                                  ok=(200,))
+        return json.loads(data.decode("utf-8"))
 
     def start(self, container):
-        """Start ``container``; True if it was started, False if it was running already."""
-        return self.call("POST", "/containers/%s/start" % quote(container, safe=""), "start " + container) != 304
+        """Start ``container`` (Docker answers 304 when it runs already)."""
+        self.call("POST", "/containers/%s/start" % quote(container, safe=""), "start " + container)
 
     def stop(self, container, timeout):
-        """SIGTERM ``container``, SIGKILL after ``timeout`` s; True if it was running."""
-        return self.call("POST", "/containers/%s/stop?t=%d" % (quote(container, safe=""), timeout),
-                         "stop " + container, timeout=self.timeout + timeout) != 304
+        """SIGTERM ``container``, SIGKILL after ``timeout`` s (304 when it was not running)."""
+        self.call("POST", "/containers/%s/stop?t=%d" % (quote(container, safe=""), timeout),
+                  "stop " + container, timeout=self.timeout + timeout)
 
     def remove(self, container):
         """Remove ``container`` (forced: stopped first if it still runs), keeping its volumes."""
