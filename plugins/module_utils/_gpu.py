@@ -89,3 +89,17 @@ def gpu_facts(gpus, meminfo):
         "mem_total_kib": meminfo["mem_total_kib"],
         "mem_available_kib": meminfo["mem_available_kib"],
     }
+
+
+def memory_claim(facts, fraction):
+    """The unified memory the engine claims at start and whether the host lacks it now.
+
+    On unified memory (GB10) the engine claims ``fraction`` x MemTotal when it starts, so that
+    much must be available then (seed 000: "free >= util x total at start"). Discrete GPUs:
+    nothing to check on the host (``needed`` None, never short).
+    """
+    if fraction is None or not facts.get("unified_memory"):
+        return {"memory_fraction": fraction, "memory_needed_kib": None, "memory_short": False}
+    needed = int(float(fraction) * facts["mem_total_kib"])
+    return {"memory_fraction": float(fraction), "memory_needed_kib": needed,
+            "memory_short": facts["mem_available_kib"] < needed}

@@ -34,6 +34,12 @@ options:
       - Tests point this at a simulated file.
     type: path
     default: /proc/meminfo
+  memory_fraction:
+    description:
+      - The share of memory the engine claims at start (C(server_deployment.memory.fraction)).
+        On unified memory the module then returns RV(memory_needed_kib) and RV(memory_short).
+    type: float
+    version_added: 0.2.0
 notes:
   - The module runs on the target and needs the NVIDIA driver installed there, not the container toolkit.
 seealso:
@@ -131,6 +137,23 @@ mem_available_kib:
   returned: success
   type: int
   sample: 121334560
+memory_fraction:
+  description: O(memory_fraction) as given.
+  returned: success
+  type: float
+  sample: 0.9
+memory_needed_kib:
+  description:
+    - O(memory_fraction) x C(MemTotal) on unified memory, what the engine claims at start; null
+      on discrete GPUs or without O(memory_fraction).
+  returned: success
+  type: int
+  sample: 114755626
+memory_short:
+  description: V(true) when unified memory lacks RV(memory_needed_kib) now.
+  returned: success
+  type: bool
+  sample: false
 """
 
 import os
@@ -142,6 +165,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
     NVIDIA_SMI_ARGS,
     GpuParseError,
     gpu_facts,
+    memory_claim,
     parse_meminfo,
     parse_nvidia_smi,
 )
@@ -152,6 +176,7 @@ def main():
         argument_spec=dict(
             nvidia_smi=dict(type="str", default="nvidia-smi"),
             meminfo_path=dict(type="path", default="/proc/meminfo"),
+            memory_fraction=dict(type="float"),
         ),
         supports_check_mode=True,
     )
@@ -183,7 +208,9 @@ def main():
         module.fail_json(msg="cannot read host memory from %s: %s" % (module.params["meminfo_path"], exc),
                          exception=traceback.format_exc())
 
-    module.exit_json(changed=False, **gpu_facts(gpus, meminfo))
+    facts = gpu_facts(gpus, meminfo)
+    facts.update(memory_claim(facts, module.params["memory_fraction"]))
+    module.exit_json(changed=False, **facts)
 
 
 if __name__ == "__main__":

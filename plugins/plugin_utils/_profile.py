@@ -22,6 +22,8 @@ from collections.abc import Mapping
 
 import yaml
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._engines import ENGINES, flag_key
+
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES_DIR = os.path.join(COLLECTION_ROOT, "profiles")
 KNOWN_BAD_FILE = os.path.join(COLLECTION_ROOT, "data", "known_bad_images.yml")
@@ -30,22 +32,6 @@ KNOWN_BAD_FILE = os.path.join(COLLECTION_ROOT, "data", "known_bad_images.yml")
 OVERLAY_KEYS = ("hardware", "image", "env", "args", "expect")
 PROFILE_KEYS = ("name", "extends", "description", "engine", "hardware", "image", "model", "env",
                 "args", "expect", "measured", "fallback")
-ENGINES = {
-    # vLLM's image has ENTRYPOINT ["vllm", "serve"]: the model is the first positional.
-    "vllm": {"command": [], "model_flag": None, "default_port": 8000,
-             "underscores_are_hyphens": True,
-             # torch.compile / CUDA-graph artifacts (VLLM_CACHE_ROOT), Triton and FlashInfer JIT.
-             "cache_paths": {"vllm": "/root/.cache/vllm", "triton": "/root/.triton",
-                             "flashinfer": "/root/.cache/flashinfer",
-                             "torchinductor": "/tmp/torchinductor_root"}},
-    # SGLang's image has no entrypoint: the launcher module is the command.
-    "sglang": {"command": ["python3", "-m", "sglang.launch_server"], "model_flag": "--model-path",
-               "default_port": 30000, "underscores_are_hyphens": False,
-               # Triton kernels, FlashInfer JIT, torch.compile (inductor) and DeepGEMM JIT.
-               "cache_paths": {"triton": "/root/.triton", "flashinfer": "/root/.cache/flashinfer",
-                               "torchinductor": "/tmp/torchinductor_root",
-                               "deep_gemm": "/root/.deep_gemm"}},
-}
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 # Container label holding spec_digest(): what a running container was created from.
 SPEC_LABEL = "inferops.serving.spec-sha256"
@@ -103,14 +89,6 @@ def load_profile(name, dirs=None):
     profile.pop("extends", None)
     profile["name"] = name
     return profile
-
-
-def flag_key(engine, flag):
-    """The identity of a flag for matching overrides: vLLM treats ``_`` as ``-``, SGLang does not."""
-    flag = str(flag).lstrip("-")
-    if ENGINES.get(engine, {}).get("underscores_are_hyphens"):
-        return flag.replace("_", "-")
-    return flag
 
 
 def plain(data):

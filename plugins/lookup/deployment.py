@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: deployment
+author: inferops.serving contributors (@inferops)
+short_description: The deployment plan of a serving profile on a host
+version_added: 0.2.0
+description:
+  - Resolves a profile (its C(extends) chain, the inventory's image lock and overrides) and
+    computes, once, everything a host runs and proves - the image, the container spec, the
+    launch script, the memory the engine claims, its URLs and metric names, and the
+    expectations its startup log must prove, derived from the final flags.
+  - The server role publishes the result as the fact C(server_deployment); preflight, the
+    playbooks and the summaries read it.
+  - An explicit expectation that contradicts the flag it follows from (for example
+    C(expect.max_num_seqs=32) with an override C(args.max-num-seqs=16)) fails, naming both values
+    and where each came from.
+  - With O(record), rebuilds the deployment a host recorded as validated (rollback).
+options:
+  _terms:
+    description: One profile name. Not used with O(record).
+    type: list
+    elements: str
+    required: false
+  overrides:
+    description: The inventory's overrides (C(server_profile_overrides)).
+    type: dict
+    default: {}
+  lock:
+    description: The image lock (C(inferops_serving_image_lock)), as written by C(playbooks/pin.yml).
+    type: dict
+    default: {}
+  dirs:
+    description: Extra directories searched for C(<name>.yml) before the collection's profiles.
+    type: list
+    elements: path
+    default: []
+  options:
+    description:
+      - Launch options, from the server role's variables - C(name), C(port), C(network_mode),
+        C(registry_prefix), C(model_cache_dir), C(extra_volumes), C(engine_cache_dir),
+        C(secret_env) (names only), C(restart_retries), C(log_max_size), C(log_max_file),
+        C(labels), C(config_dir), C(script_dir), C(smoke), C(image_by_id).
+    type: dict
+    default: {}
+  record:
+    description:
+      - A recorded deployment (the C(last_known_good) entry of the host's state file) to rebuild
+        instead of resolving a profile.
+    type: dict
+notes:
+  - Runs on the controller. The result holds no secret value, only the names of secret variables.
+"""
+
+EXAMPLES = r"""
+- name: Plan the GB10 throughput profile with a smaller batch
+  ansible.builtin.set_fact:
+    deployment: >-
+      {{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput',
+                overrides={'args': {'max-num-seqs': 16}}, options={'name': 'llm', 'port': 8000}) }}
+
+- name: Show what its log must prove
+  ansible.builtin.debug:
+    msg: "{{ deployment.expect }} ({{ deployment.expect_sources }})"
+"""
+
+RETURN = r"""
+_raw:
+  description:
+    - One deployment - C(profile), C(overrides), C(options), C(engine), C(container),
+      C(staged_container), C(spec), C(script), C(script_path), C(env_file), C(image) (C(ref),
+      C(repository), C(tag), C(digest), C(engine_version), C(image_id), C(by_id)), C(model),
+      C(served_model_name), C(port), C(urls) (C(base), C(chat), C(completions), C(metrics),
+      C(health), C(version), C(models)), C(memory) (C(fraction), C(unified)), C(metrics) (metric
+      names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256).
+  type: list
+  elements: dict
+"""
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, plain
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        options = plain(self.get_option("options") or {})
+        record = self.get_option("record")
+        try:
+            if record:
+                return [from_record(plain(record), options)]
+            if len(terms) != 1:
+                raise ProfileError("name exactly one profile (server_profile), got %d" % len(terms))
+            return [plan(str(terms[0]), options, lock=plain(self.get_option("lock")),
+                         overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
+        except ProfileError as exc:
+            raise AnsibleLookupError(str(exc)) from exc

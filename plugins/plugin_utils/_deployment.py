@@ -1,0 +1,264 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""The deployment plan: everything a host runs, computed once.
+
+``plan()`` turns a profile (by name, with the inventory's lock and overrides, or an already
+resolved one from a host's recorded state) and the role's launch options into one plain
+mapping: the image, the container spec, the launch script, the memory the engine claims, the
+URLs, the smoke request, the metric names, and the expectations the engine's log must prove,
+derived from the final flags. The server role publishes it as ``server_deployment``; preflight,
+pin, rollback, show_launch and the summaries read it. Rollback rebuilds it from a host's record
+with the same function.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+
+from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
+    ProfileError,
+    SPEC_LABEL,
+    launch_script,
+    launch_spec,
+    plain,
+    resolve_profile,
+    spec_digest,
+)
+
+# The role's launch options that shape the container (launch_spec's options), and the ones that
+# only place the role's files and requests.
+SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
+                "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
+                "labels")
+PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "smoke", "image_by_id")
+_NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
+ARGV_LABEL = "inferops.serving.argv-sha256"
+
+
+def _check_options(options):
+    """Options of the right type, with the role variable named in each error."""
+    unknown = sorted(set(options) - set(PLAN_OPTIONS))
+    if unknown:
+        raise ProfileError("unknown deployment options %s; allowed: %s" % (", ".join(unknown), ", ".join(PLAN_OPTIONS)))
+    name = options.get("name")
+    if name is not None and (not isinstance(name, str) or not _NAME_RE.match(name)):
+        raise ProfileError("server_container_name %r is not a Docker container name: use letters, digits, "
+                           "'_', '.' and '-', starting with a letter or digit" % (name,))
+    port = options.get("port")
+    if port is not None:
+        if isinstance(port, bool) or not re.match(r"^[0-9]+$", str(port)) or not 1 <= int(port) <= 65535:
+            raise ProfileError("server_port %r is not a TCP port: use a number from 1 to 65535" % (port,))
+    for key, var in (("extra_volumes", "server_extra_volumes"), ("secret_env", "secret names")):
+        value = options.get(key)
+        if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
+            raise ProfileError("%s must be a list of strings, got %s %r" % (var, type(value).__name__, value))
+    for key, var in (("labels", "server_labels"), ("smoke", "the smoke request")):
+        value = options.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            raise ProfileError("%s must be a mapping, got %s %r" % (var, type(value).__name__, value))
+    for key, var in (("model_cache_dir", "server_model_cache_dir"), ("config_dir", "server_config_dir"),
+                     ("script_dir", "server_script_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
+        value = options.get(key)
+        if value and (not isinstance(value, str) or not posixpath.isabs(value) or ".." in value.split("/")):
+            raise ProfileError("%s %r must be an absolute path without '..'" % (var, value))
+
+
+def _same(explicit, derived):
+    """Whether an explicit expectation states the derived value (as backend_assert compares them)."""
+    if explicit is None:
+        return derived in (None, "none")
+    if isinstance(derived, bool):
+        return str(explicit).strip().lower() in (("true", "1", "yes", "on") if derived else ("false", "0", "no", "off"))
+    if isinstance(derived, (int, float)):
+        try:
+            return float(explicit) == float(derived)
+        except (TypeError, ValueError):
+            return False
+    return str(explicit).strip().lower() == str(derived).strip().lower()
+
+
+def derive_expect(profile):
+    """``(expect, sources)``: what the engine's log must prove, and where each value came from.
+
+    Every key a flag determines is derived from the flag's final value (after ``extends``, the
+    lock and the inventory's overrides); the profile's ``expect`` adds what no flag states (a
+    backend the engine picks by itself on this hardware, one chosen through an env var). An
+    explicit key that contradicts its flag is refused, naming both values and their sources.
+    """
+    engine = profile.get("engine")
+    explicit = {k: v for k, v in (profile.get("expect") or {}).items()}
+    derived = engines.derive_expect(engine, profile.get("args") or {})
+    expect, sources, conflicts = {}, {}, []
+    for key, (value, source) in derived.items():
+        expect[key], sources[key] = value, source
+    for key, value in explicit.items():
+        if key in derived:
+            wanted = derived[key][0]
+            if not _same(value, wanted):
+                conflicts.append("expect.%s: %r contradicts %s = %r. The flag decides what the engine selects: "
+                                 "remove expect.%s (from the profile or server_profile_overrides.expect), or change "
+                                 "the flag" % (key, value, derived[key][1], wanted, key))
+            continue
+        if value is None:
+            continue
+        expect[key], sources[key] = value, "profile expect"
+    if conflicts:
+        raise ProfileError("profile %s: %s" % (profile.get("name"), "; ".join(conflicts)))
+    if engine and "engine" not in expect:
+        expect["engine"], sources["engine"] = engine, "profile engine"
+    return expect, sources
+
+
+def plan(profile, options=None, lock=None, overrides=None, dirs=None):
+    """The whole deployment of ``profile`` (a name, or a resolved profile) with the role's options."""
+    options = {k: v for k, v in dict(options or {}).items()}
+    _check_options(options)
+    if isinstance(profile, str):
+        profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
+    else:
+        profile = plain(profile)
+    engine = profile.get("engine")
+    if engine not in engines.ENGINES:
+        raise ProfileError("profile %s: engine %r is not one of %s"
+                           % (profile.get("name"), engine, ", ".join(sorted(engines.ENGINES))))
+    expect, sources = derive_expect(profile)
+    image = profile.get("image") or {}
+    spec_options = {k: options[k] for k in SPEC_OPTIONS if options.get(k) is not None}
+    config_dir = options.get("config_dir") or "/etc/inferops-serving"
+    script_dir = options.get("script_dir") or "/usr/local/lib/inferops-serving"
+    name = options.get("name") or profile["name"]
+    env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if options.get("secret_env") else None
+    spec_options["env_file"] = env_file
+    spec = launch_spec(profile, spec_options)
+    if options.get("image_by_id"):
+        if not image.get("image_id"):
+            raise ProfileError("profile %s: running from an image archive needs the lock entry's image_id for %s:%s"
+                               % (profile["name"], image.get("repository"), image.get("tag")))
+        spec["image"] = image["image_id"]
+        spec["labels"][SPEC_LABEL] = spec_digest(spec)
+    base = "http://127.0.0.1:%d" % spec["port"]
+    smoke = dict(options.get("smoke") or {})
+    return {
+        "profile": profile,
+        "overrides": plain(overrides or {}),
+        "options": {k: plain(v) for k, v in options.items()},
+        "engine": engine,
+        "engine_label": engines.label(engine),
+        "container": spec["name"],
+        "staged_container": spec["name"] + "-next",
+        "spec": spec,
+        "script": launch_script(spec, profile),
+        "script_path": "%s/%s.sh" % (script_dir.rstrip("/"), spec["name"]),
+        "env_file": env_file,
+        "image": {
+            "ref": spec["image"],
+            "repository": image.get("repository"),
+            "tag": image.get("tag"),
+            "digest": image.get("digest"),
+            "engine_version": image.get("engine_version"),
+            "image_id": image.get("image_id"),
+            "by_id": spec["image"].startswith("sha256:"),
+        },
+        "model": profile.get("model"),
+        "served_model_name": engines.served_model_name(engine, profile.get("args"), profile.get("model")),
+        "port": spec["port"],
+        "urls": dict({k: base + path for k, path in engines.ENDPOINTS[engine].items()}, base=base),
+        "memory": {"fraction": engines.memory_fraction(engine, profile.get("args")),
+                   "unified": bool((profile.get("hardware") or {}).get("unified_memory"))},
+        "metrics": dict(engines.METRICS[engine]),
+        "expect": expect,
+        "expect_sources": sources,
+        "smoke": smoke,
+        "spec_label": SPEC_LABEL,
+        "spec_sha256": spec["labels"][SPEC_LABEL],
+        "argv_sha256": spec["labels"][ARGV_LABEL],
+    }
+
+
+def from_record(record, options=None):
+    """The deployment a host recorded as validated, rebuilt with ``plan()``.
+
+    A record written by this version carries the plan's profile and options, so the same
+    function rebuilds the same container. An older record (profile and spec only) is rebuilt
+    from its profile with today's options, then given the recorded container spec.
+    """
+    if not isinstance(record, Mapping) or not isinstance(record.get("profile"), Mapping):
+        raise ProfileError("the recorded deployment has no profile; it cannot be rebuilt")
+    if isinstance(record.get("options"), Mapping):
+        deployment = plan(record["profile"], record["options"])
+    else:
+        deployment = plan(record["profile"], options)
+        if isinstance(record.get("spec"), Mapping):
+            spec = plain(record["spec"])
+            deployment.update(spec=spec, container=spec["name"], staged_container=spec["name"] + "-next",
+                              script=launch_script(spec, deployment["profile"]),
+                              spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL))
+            deployment["image"]["ref"] = spec["image"]
+    if record.get("spec_sha256") and record["spec_sha256"] != deployment["spec_sha256"]:
+        raise ProfileError("the recorded deployment %s rebuilds to spec %s, not the recorded %s: this version of the "
+                           "collection renders it differently; redeploy it with site.yml"
+                           % (deployment["profile"].get("name"), deployment["spec_sha256"][:12],
+                              str(record["spec_sha256"])[:12]))
+    return deployment
+
+
+def record(deployment, observed=None, smoke_answer=None, speculative=None, digest=None, validated_at=None):
+    """The state entry of a validated deployment: what rollback rebuilds, with its evidence."""
+    observed = dict(observed or {})
+    return {
+        "profile": deployment["profile"],
+        "options": deployment["options"],
+        "spec": deployment["spec"],
+        "image": deployment["spec"]["image"],
+        "digest": deployment["image"]["digest"] or digest,
+        "argv_sha256": deployment["argv_sha256"],
+        "spec_sha256": deployment["spec_sha256"],
+        "engine_version": observed.get("engine_version") or deployment["image"]["engine_version"],
+        "validated_at": validated_at,
+        "evidence": {"backends": observed, "smoke_answer": str(smoke_answer or "")[:120],
+                     "speculative": speculative},
+    }
+
+
+_SAMPLE_RE = r"(?m)^%s(?:\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$"
+
+
+def metric_sum(text, name):
+    """Sum of the samples of metric ``name`` in Prometheus text (one per label set); None if absent."""
+    if not name:
+        return None
+    values = [float(v) for v in re.findall(_SAMPLE_RE % re.escape(name), text or "")]
+    return sum(values) if values else None
+
+
+def metric_max(text, name):
+    """Largest sample of metric ``name`` in Prometheus text; None if absent."""
+    if not name:
+        return None
+    values = [float(v) for v in re.findall(_SAMPLE_RE % re.escape(name), text or "")]
+    return max(values) if values else None
+
+
+def spec_decode_evidence(deployment, before, after, requests=0):
+    """Whether a burst of speculative requests made drafts and accepted tokens, from /metrics.
+
+    vLLM counts drafts and accepted tokens (deltas over the burst); SGLang exports the mean
+    accept length (tokens per step, > 1 when drafts are accepted).
+    """
+    metrics = deployment["metrics"]
+    evidence = {"engine": deployment["engine"], "requests": int(requests)}
+    if metrics.get("spec_drafts"):
+        drafts = (metric_sum(after, metrics["spec_drafts"]) or 0.0) - (metric_sum(before, metrics["spec_drafts"]) or 0.0)
+        accepted = ((metric_sum(after, metrics["spec_accepted"]) or 0.0)
+                    - (metric_sum(before, metrics["spec_accepted"]) or 0.0))
+        evidence.update(drafts=int(drafts), accepted_tokens=int(accepted), ok=drafts > 0 and accepted > 0)
+    else:
+        length = metric_max(after, metrics.get("spec_accept_length")) or 0.0
+        evidence.update(accept_length=length, ok=length > 1.0)
+    return evidence
