@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The deployment plan on the lab fleet (issue 9): the README's override example deploys and is
+proven with expectations derived from the overridden flags, a second converge changes nothing,
+removing the override redeploys the profile as shipped, and ``show_launch.yml -e host=<host>``
+writes, byte for byte, the script the server role wrote on that host.
+
+Uses the lab fleet of ``inventories/lab`` (shared with the demo test) through a copy of that
+inventory whose ``group_vars/spark.yml`` carries the override, exactly as an operator writes it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.lab
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+SCRIPT = "/usr/local/lib/inferops-serving/inferops-serving.sh"
+
+
+def run(args, timeout=1800):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_FORCE_COLOR="0", PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def playbook(inventory, path, *extra):
+    result = run([os.path.join(BIN, "ansible-playbook"), "-i", inventory, path, *extra])
+    assert result.returncode == 0, (result.stdout + result.stderr)[-8000:]
+    return result.stdout
+
+
+def recap(output):
+    return {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
+            for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M)}
+
+
+def observed(output, host):
+    """The backends the summary reports as observed for ``host``."""
+    table = output[output.index("Summarise the fleet"):]
+    row = re.search(r"^\W*%s\s+\|.*\n\s+backends observed: (.*)$" % re.escape(host), table, re.M)
+    assert row, table
+    return dict(pair.split("=", 1) for pair in row.group(1).strip().split(", "))
+
+
+@pytest.fixture(scope="module")
+def inventories(tmp_path_factory):
+    """The lab inventory as shipped, and a copy with the README's override in group_vars/spark.yml."""
+    shipped = os.path.join(ROOT, "inventories", "lab")
+    playbook(shipped, "tests/lab/fleet.yml")
+    overridden = str(tmp_path_factory.mktemp("inventory") / "lab")
+    shutil.copytree(shipped, overridden)
+    spark = os.path.join(overridden, "group_vars", "spark.yml")
+    with open(spark, encoding="utf-8") as handle:
+        group_vars = yaml.safe_load(handle)
+    group_vars["server_profile_overrides"] = {"args": {
+        "host": "127.0.0.1", "max-num-seqs": 16, "speculative_config.num_speculative_tokens": 1}}
+    with open(spark, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(group_vars, handle)
+    return shipped, overridden
+
+
+def test_readme_override_deploys_is_proven_and_converges(inventories):
+    shipped, overridden = inventories
+    first = playbook(overridden, "site.yml", "-l", "lab-spark")
+    backends = observed(first, "lab-spark")
+    assert backends["max_num_seqs"] == "16" and backends["num_speculative_tokens"] == "1"
+    assert re.search(r"lab-spark\s+\|\s+gb10-nvfp4-mtp-throughput\s+\|.*\|\s+(\d+)/\1 proven", first), first
+    second = playbook(overridden, "site.yml", "-l", "lab-spark")
+    assert recap(second)["lab-spark"]["changed"] == 0, second[-4000:]
+    # Without the override the profile as shipped comes back, proven as shipped.
+    back = playbook(shipped, "site.yml", "-l", "lab-spark")
+    backends = observed(back, "lab-spark")
+    assert backends["max_num_seqs"] == "32" and backends["num_speculative_tokens"] == "2"
+
+
+def test_a_contradicting_expectation_is_refused_before_the_host_changes(inventories):
+    shipped, _overridden = inventories
+    before = run(["docker", "exec", "lab-spark", "docker", "inspect", "-f", "{{.Id}} {{.State.StartedAt}}",
+                  "inferops-serving"])
+    result = run([os.path.join(BIN, "ansible-playbook"), "-i", shipped, "site.yml", "-l", "lab-spark", "-e",
+                  '{"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 16},'
+                  ' "expect": {"max_num_seqs": 32}}}'])
+    assert result.returncode != 0
+    assert "expect.max_num_seqs: 32 contradicts args.max-num-seqs = 16" in result.stdout
+    after = run(["docker", "exec", "lab-spark", "docker", "inspect", "-f", "{{.Id}} {{.State.StartedAt}}",
+                 "inferops-serving"])
+    assert before.stdout == after.stdout and before.returncode == 0
+
+
+@pytest.mark.parametrize("host", ["lab-spark", "lab-g7e"])
+def test_show_launch_writes_the_hosts_script_byte_for_byte(inventories, host, tmp_path):
+    shipped, _overridden = inventories
+    playbook(shipped, "site.yml", "-l", host)
+    dest = tmp_path / "launch.sh"
+    playbook(shipped, "playbooks/show_launch.yml", "-e", "host=%s" % host, "-e", "dest=%s" % dest)
+    on_host = run(["docker", "exec", host, "cat", SCRIPT])
+    assert on_host.returncode == 0, on_host.stderr
+    assert dest.read_text(encoding="utf-8") == on_host.stdout
