@@ -22,6 +22,8 @@ from collections.abc import Mapping
 
 import yaml
 
+from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES_DIR = os.path.join(COLLECTION_ROOT, "profiles")
 KNOWN_BAD_FILE = os.path.join(COLLECTION_ROOT, "data", "known_bad_images.yml")
@@ -68,7 +70,8 @@ def _search_dirs(dirs):
     return list(dirs or []) + [PROFILES_DIR]
 
 
-def _read_profile(name, dirs):
+def _read_profile(name, dirs, var="profile"):
+    name = _validate.profile_name(name, var, error=ProfileError)
     for directory in _search_dirs(dirs):
         path = os.path.join(directory, name + ".yml")
         if os.path.isfile(path):
@@ -90,13 +93,14 @@ def _read_profile(name, dirs):
 
 def load_profile(name, dirs=None):
     """The named profile with its ``extends`` chain applied (parents first)."""
+    name = _validate.profile_name(name, "profile", error=ProfileError)
     chain = []
-    current = name
+    current, var = name, "profile"
     while current:
         if current in chain:
             raise ProfileError("profile %r extends itself through %s" % (name, " -> ".join(chain + [current])))
         chain.append(current)
-        current = _read_profile(current, dirs).get("extends")
+        current, var = _read_profile(current, dirs, var).get("extends"), "profile %s: extends" % current
     profile = {}
     for member in reversed(chain):
         profile = overlay(profile, _read_profile(member, dirs))
