@@ -13,8 +13,8 @@ author: inferops.serving contributors (@inferops)
 description:
   - Reads the YAML variables file O(path), merges one entry and writes it back in one step while
     holding an exclusive lock, so several canaries (or several runs of C(playbooks/pin.yml))
-    writing to the same file each keep their entry. Run it on the controller
-    (C(delegate_to: localhost)).
+    writing to the same file each keep their entry. Run it on the controller, with
+    C(delegate_to) set to C(localhost).
   - With O(key), the entry is deep-merged into C(<variable>.<section>[key]) (a mapping, e.g. the
     image lock's C(images)); nested mappings merge key by key, a V(null) removes a key.
   - With O(match), C(<variable>[.<section>]) is a list and the item whose O(match) field equals the

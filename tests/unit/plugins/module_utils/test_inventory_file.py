@@ -22,23 +22,23 @@ def test_mapping_entry_is_added_beside_the_others():
 
 def test_mapping_entry_merges_nested_platforms_and_null_removes():
     data = {"v": {"images": {"x": {"digest": "d1", "mirror": "m", "platforms": {"gb10": {"digest": "d1"}}}}}}
-    _, entry = inv.merge(data, "v", {"digest": "d2", "mirror": None, "platforms": {"sm120": {"digest": "d2"}}},
+    _data, entry = inv.merge(data, "v", {"digest": "d2", "mirror": None, "platforms": {"sm120": {"digest": "d2"}}},
                          key="x", section="images")
     assert entry == {"digest": "d2", "platforms": {"gb10": {"digest": "d1"}, "sm120": {"digest": "d2"}}}
 
 
 def test_list_entry_replaces_the_matching_item_or_appends():
     data = {"inferops_known_bad_images": [{"digest": "d1", "signature": "old"}, {"digest_prefix": "sha256:ab"}]}
-    new, _ = inv.merge(data, "inferops_known_bad_images", {"digest": "d1", "signature": "new"}, match="digest")
+    new, _entry = inv.merge(data, "inferops_known_bad_images", {"digest": "d1", "signature": "new"}, match="digest")
     assert new["inferops_known_bad_images"] == [{"digest_prefix": "sha256:ab"}, {"digest": "d1", "signature": "new"}]
-    new, _ = inv.merge(new, "inferops_known_bad_images", {"digest": "d2"}, match="digest")
+    new, _entry = inv.merge(new, "inferops_known_bad_images", {"digest": "d2"}, match="digest")
     assert [i.get("digest") for i in new["inferops_known_bad_images"]] == [None, "d1", "d2"]
 
 
 def test_empty_file_starts_the_variable():
-    new, _ = inv.merge(None, "inferops_known_bad_images", {"digest": "d1"}, match="digest")
+    new, _entry = inv.merge(None, "inferops_known_bad_images", {"digest": "d1"}, match="digest")
     assert new == {"inferops_known_bad_images": [{"digest": "d1"}]}
-    new, _ = inv.merge(None, "lock", {"digest": "d1"}, key="k", section="images")
+    new, _entry = inv.merge(None, "lock", {"digest": "d1"}, key="k", section="images")
     assert new == {"lock": {"images": {"k": {"digest": "d1"}}}}
 
 

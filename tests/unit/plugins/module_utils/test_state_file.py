@@ -34,7 +34,7 @@ def test_unusable_files_are_no_state_with_the_reason(data, problem):
 
 
 def test_a_good_file_round_trips():
-    state, _ = sf.record(sf.empty_state(), A)
+    state, _changed = sf.record(sf.empty_state(), A)
     assert sf.parse(sf.dump(state).encode()) == (state, None)
 
 
@@ -48,13 +48,13 @@ def test_record_prepends_and_bounds_the_history():
 
 
 def test_recording_the_same_spec_changes_nothing():
-    state, _ = sf.record(sf.empty_state(), A)
+    state, _changed = sf.record(sf.empty_state(), A)
     again, changed = sf.record(state, dict(A, validated_at="later"))
     assert not changed and again is state
 
 
 def test_record_keeps_unknown_top_level_keys():
-    state, _ = sf.record({"last_known_good": {}, "history": [], "note": "x"}, B)
+    state, _changed = sf.record({"last_known_good": {}, "history": [], "note": "x"}, B)
     assert state["note"] == "x"
 
 

@@ -118,7 +118,7 @@ def test_lock_timeout_fails_with_a_message(tmp_path):
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         proc = start(dict(lock_args(path, "a/b:c", "d1"), lock_timeout=1), tmp_path, "t")
-        out, _ = proc.communicate(timeout=60)
+        out, _err = proc.communicate(timeout=60)
     finally:
         os.close(lock)
     result = json.loads(out)
