@@ -12,6 +12,12 @@ version_added: 0.1.0
 description:
   - Renders the output of P(inferops.serving.launch_spec#filter) as a human-readable bash
     script, in the seeds' form (C(docker run -d), no C(--rm), one flag per line).
+  - Every value is single-line and shell-quoted; a value with a newline or another control
+    character is refused with an error naming the field, so running the script executes that one
+    C(docker run) and nothing else.
+  - Secrets reach the container only through C(--env-file) (the spec's C(env_file), a Docker env
+    file read literally by Docker and never sourced by the script); C(secret_env) names are not
+    rendered.
 options:
   _input:
     description: A launch spec.

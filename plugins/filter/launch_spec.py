@@ -26,8 +26,9 @@ options:
         C(registry_prefix) registry in front of the image repository; C(model_cache_dir) host
         directory mounted at C(/root/.cache/huggingface); C(engine_cache_dir) host directory
         persisting the engine's compile and JIT caches (one subdirectory per cache, none when
-        unset); C(extra_volumes); C(secret_env) names
-        of variables passed from the caller's environment (default C(HF_TOKEN)); C(env_file);
+        unset); C(extra_volumes); C(secret_env) names of the secret variables the env file
+        holds (recorded in the spec; the launch script does not render them); C(env_file) the
+        0600 Docker env file that carries every secret (C(--env-file));
         C(restart_retries) bound of the on-failure restart policy; C(log_max_size);
         C(log_max_file); C(labels).
     type: dict

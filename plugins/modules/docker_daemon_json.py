@@ -17,6 +17,10 @@ description:
     name are never touched.
   - A V(null) value removes that key.
   - Creates the file (and its directory) when it is missing.
+  - When O(path) is a symbolic link, the file it points to is updated and the link is kept.
+  - Refuses, with a message and without touching the file, a file that is not UTF-8, not valid
+    JSON, nested absurdly deep, or that holds NaN, Infinity or a number out of float range
+    (dockerd rejects all of these too); numbers Docker accepts are written back as numbers.
   - Does not restart Docker; notify a handler on RV(ignore:changed).
 extends_documentation_fragment:
   - inferops.serving.attributes
@@ -46,7 +50,8 @@ options:
     type: bool
     default: false
 notes:
-  - The file is replaced atomically and keeps its owner and mode; a new file gets mode C(0644).
+  - The file is replaced atomically and keeps its owner and mode; a new file gets mode C(0644)
+    whatever the umask.
 seealso:
   - name: Docker daemon configuration file
     description: The keys C(dockerd) reads from C(daemon.json).
@@ -82,6 +87,11 @@ settings:
       nvidia:
         path: nvidia-container-runtime
         args: []
+target:
+  description: The file written when O(path) is a symbolic link (the link's target); else O(path).
+  returned: success
+  type: str
+  sample: /etc/docker/daemon.json
 backup_file:
   description: The copy made before the change.
   returned: changed and O(backup=true)
@@ -106,13 +116,15 @@ def _write(module, path, text):
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
+    new = not os.path.exists(path)
     fd, tmp = tempfile.mkstemp(prefix=".daemon.json.", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        if not os.path.exists(path):
-            os.chmod(tmp, 0o644)
         module.atomic_move(tmp, path)
+        if new:
+            # atomic_move gives a new file the umask's mode; dockerd's file is world-readable.
+            os.chmod(path, 0o644)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -127,29 +139,32 @@ def main():
         ),
         supports_check_mode=True,
     )
-    path = module.params["path"]
+    # A symlinked daemon.json (configuration management, a shared mount) keeps its link: the
+    # file it points to is the one read and written.
+    path = os.path.realpath(module.params["path"])
     exists = os.path.exists(path)
     try:
-        text = ""
+        data = b""
         if exists:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        before, after, changed = merge_text(text, module.params["settings"])
+            with open(path, "rb") as handle:
+                data = handle.read()
+        before, after, changed = merge_text(data, module.params["settings"])
+        text = dump(after)
     except DaemonJsonError as exc:
         module.fail_json(msg="%s is not a usable Docker daemon configuration (%s); fix or move it, "
                              "then run again" % (path, exc))
     except OSError as exc:
         module.fail_json(msg="cannot read %s: %s" % (path, exc), exception=traceback.format_exc())
 
-    result = dict(changed=changed, settings=after)
+    result = dict(changed=changed, settings=after, target=path)
     if module._diff:
-        result["diff"] = dict(before=dump(before) if exists else "", after=dump(after),
+        result["diff"] = dict(before=dump(before) if exists else "", after=text,
                               before_header=path, after_header=path)
     if changed and not module.check_mode:
         if module.params["backup"] and exists:
             result["backup_file"] = module.backup_local(path)
         try:
-            _write(module, path, dump(after))
+            _write(module, path, text)
         except OSError as exc:
             module.fail_json(msg="cannot write %s: %s" % (path, exc), exception=traceback.format_exc())
     module.exit_json(**result)

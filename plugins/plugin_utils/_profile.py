@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 import yaml
 
+from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import ENGINES, flag_key
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -54,7 +55,8 @@ def _search_dirs(dirs):
     return list(dirs or []) + [PROFILES_DIR]
 
 
-def _read_profile(name, dirs):
+def _read_profile(name, dirs, var="profile"):
+    name = _validate.profile_name(name, var, error=ProfileError)
     for directory in _search_dirs(dirs):
         path = os.path.join(directory, name + ".yml")
         if os.path.isfile(path):
@@ -76,13 +78,14 @@ def _read_profile(name, dirs):
 
 def load_profile(name, dirs=None):
     """The named profile with its ``extends`` chain applied (parents first)."""
+    name = _validate.profile_name(name, "profile", error=ProfileError)
     chain = []
-    current = name
+    current, var = name, "profile"
     while current:
         if current in chain:
             raise ProfileError("profile %r extends itself through %s" % (name, " -> ".join(chain + [current])))
         chain.append(current)
-        current = _read_profile(current, dirs).get("extends")
+        current, var = _read_profile(current, dirs, var).get("extends"), "profile %s: extends" % current
     profile = {}
     for member in reversed(chain):
         profile = overlay(profile, _read_profile(member, dirs))
@@ -165,7 +168,11 @@ def resolve_profile(name, dirs=None, lock=None, overrides=None):
 
 
 def render_value(value):
-    """One arg value as the engine's CLI expects it: mappings and lists as compact JSON."""
+    """One arg value as the engine's CLI expects it: mappings and lists as compact JSON.
+
+    JSON escapes control characters, so a structured value is always one line; a scalar is
+    checked where it is written (``validate_spec_text`` names the field).
+    """
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
     if isinstance(value, bool):
@@ -173,13 +180,26 @@ def render_value(value):
     return str(value)
 
 
+_FLAG_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
 def render_args(args):
-    """``{flag: value}`` to argv: ``true`` is a bare flag, ``false``/null are left out."""
+    """``{flag: value}`` to argv: ``true`` is a bare flag, ``false``/null are left out.
+
+    A flag name must be one word (``max-num-seqs``, ``speculative_config.method``); anything
+    else would become several words or a value, so it is refused.
+    """
+    if args is not None and not isinstance(args, Mapping):
+        raise ProfileError("args: got a %s; expected a mapping of flag names to values" % type(args).__name__)
     argv = []
     for flag, value in (args or {}).items():
         if value is None or value is False:
             continue
-        argv.append("--" + str(flag).lstrip("-"))
+        name = str(flag).lstrip("-")
+        if not isinstance(flag, str) or not _FLAG_NAME_RE.fullmatch(name):
+            raise ProfileError("args: %r is not a flag name; expected letters, digits, '-', '_' or '.' (e.g. "
+                               "max-num-seqs), with the value as the entry's value" % (flag,))
+        argv.append("--" + name)
         if value is not True:
             argv.append(render_value(value))
     return argv
@@ -325,11 +345,106 @@ def argv_digest(profile, argv=None):
 
 
 def _q(word):
-    return shlex.quote(str(word))
+    """One shell word, single-quoted where needed; NUL (which no word can carry) is refused."""
+    text = str(word)
+    if "\x00" in text:
+        raise ProfileError("a launch script word contains a NUL character: %r" % text.replace("\x00", "\\0")[:60])
+    return shlex.quote(text)
+
+
+def _command_fields(command, profile):
+    """``(field, word)`` for each word of the container command, named as the profile names it."""
+    model = (profile or {}).get("model")
+    previous = None
+    for index, word in enumerate(command):
+        text = str(word)
+        if text.startswith("--"):
+            field = "args.%s (the flag name)" % text[2:]
+        elif previous is not None:
+            field = "args.%s" % previous
+        elif model is not None and text == str(model):
+            field = "model"
+        else:
+            field = "command[%d]" % index
+        previous = text[2:] if text.startswith("--") else None
+        yield field, word
+
+
+def _header_fields(profile):
+    image = profile.get("image") or {}
+    hardware = profile.get("hardware") or {}
+    measured = profile.get("measured") or {}
+    return [("profile name", profile.get("name")), ("engine", profile.get("engine")),
+            ("hardware.platform", hardware.get("platform") if isinstance(hardware, Mapping) else hardware),
+            ("image.repository", image.get("repository") if isinstance(image, Mapping) else image),
+            ("image.tag", image.get("tag") if isinstance(image, Mapping) else None),
+            ("image.engine_version", image.get("engine_version") if isinstance(image, Mapping) else None),
+            ("measured.source", measured.get("source") if isinstance(measured, Mapping) else measured)]
+
+
+def validate_spec_text(spec, profile=None):
+    """Refuse, naming the field, any value of ``spec``/``profile`` that the launch script cannot
+    hold on one line: every free-text field must be a single line (no newline, CR, NUL or other
+    control character) and every list or mapping of the right type. Returns None.
+    """
+    def text(field, value):
+        if isinstance(value, (Mapping, list, tuple)):
+            raise ProfileError("launch script field %s: got a %s; expected a single-line value"
+                               % (field, type(value).__name__))
+        _validate.single_line(value, "launch script field " + field, error=ProfileError)
+
+    if not isinstance(spec, Mapping):
+        raise ProfileError("launch_script needs a launch spec mapping, not a %s" % type(spec).__name__)
+    if profile is not None:
+        if not isinstance(profile, Mapping):
+            raise ProfileError("launch_script's profile must be a mapping, not a %s" % type(profile).__name__)
+        for field, value in _header_fields(profile):
+            if value is not None:
+                text(field, value)
+    text("name (server_container_name)", spec.get("name"))
+    text("image", spec.get("image"))
+    for key in ("ipc_mode", "network_mode", "restart_policy", "log_driver"):
+        text(key, spec.get(key))
+    if spec.get("env_file") is not None:
+        text("env_file", spec["env_file"])
+    retries = spec.get("restart_retries")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ProfileError("launch script field restart_retries: got %r; expected a whole number >= 0" % (retries,))
+    for key in ("published_ports", "volumes", "command", "secret_env"):
+        values = _validate.str_list(spec.get(key), "launch script field " + key, error=ProfileError) \
+            if key != "command" else spec.get("command")
+        if not isinstance(values, (list, tuple)):
+            raise ProfileError("launch script field command: got a %s; expected a list of words"
+                               % type(values).__name__)
+        if key == "command":
+            for field, word in _command_fields(values, profile):
+                text(field, word)
+        else:
+            for index, value in enumerate(values):
+                text("%s[%d]" % (key, index), value)
+    for key, names in (("env", "env"), ("labels", "labels"), ("log_options", "log_options")):
+        mapping = _validate.mapping(spec.get(key), "launch script field " + key, error=ProfileError)
+        for name, value in mapping.items():
+            if key == "env" and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
+                raise ProfileError("launch script field env: %r is not an env var name; expected letters, digits "
+                                   "and '_' (no '=', no spaces)" % name)
+            text("%s key %r" % (names, name[:40]), name)
+            text("%s.%s" % (names, name), value)
+    for index, name in enumerate(spec.get("secret_env") or []):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise ProfileError("launch script field secret_env[%d]: %r is not an env var name" % (index, name))
 
 
 def launch_script(spec, profile=None):
-    """A bash script whose single ``docker run`` starts exactly the container of ``spec``."""
+    """A bash script whose single ``docker run`` starts exactly the container of ``spec``.
+
+    Every value is checked by ``validate_spec_text`` (single-line, or a ProfileError naming the
+    field) and every ``docker run`` word is shell-quoted, so running the script executes that one
+    command and nothing else. Secrets reach the container only through ``--env-file`` (Docker
+    reads it literally; the script never sources it), never as values on the command line;
+    ``secret_env`` names are not rendered (the env file carries the secrets).
+    """
+    validate_spec_text(spec, profile)
     lines = ["#!/usr/bin/env bash", "#"]
     if profile:
         image = profile.get("image") or {}
@@ -341,23 +456,21 @@ def launch_script(spec, profile=None):
         if measured.get("source"):
             lines.append("# measured: %s" % measured["source"])
     lines += ["# Generated by inferops.serving from the profile; edit the profile, not this file.",
-              "set -e"]
-    if spec.get("env_file"):
-        lines += ["if [ -r %s ]; then set -a; . %s; set +a; fi" % (_q(spec["env_file"]), _q(spec["env_file"]))]
-    lines.append("")
-    run = ["docker run -d --name %s" % _q(spec["name"]), "--gpus all", "--ipc=%s" % spec["ipc_mode"]]
+              "set -e", ""]
+    run = ["docker run -d --name %s" % _q(spec["name"]), "--gpus all", "--ipc=%s" % _q(spec["ipc_mode"])]
     if spec["network_mode"] == "host":
         run.append("--network host")
-    run += ["-p %s" % p for p in spec["published_ports"]]
+    run += ["-p %s" % _q(p) for p in spec["published_ports"]]
     run += ["-v %s" % _q(v) for v in spec["volumes"]]
-    run += ['--env "%s=$%s"' % (name, name) for name in spec["secret_env"]]
+    if spec.get("env_file"):
+        run.append("--env-file %s" % _q(spec["env_file"]))
     run += ["-e %s" % _q("%s=%s" % (k, v)) for k, v in spec["env"].items()]
-    run += ["--restart %s:%d" % (spec["restart_policy"], spec["restart_retries"]),
-            "--log-driver %s" % spec["log_driver"]]
+    run += ["--restart %s" % _q("%s:%d" % (spec["restart_policy"], spec["restart_retries"])),
+            "--log-driver %s" % _q(spec["log_driver"])]
     run += ["--log-opt %s" % _q("%s=%s" % kv) for kv in spec["log_options"].items()]
     run += ["--label %s" % _q("%s=%s" % kv) for kv in sorted(spec["labels"].items())]
     run.append(_q(spec["image"]))
-    command = spec["command"]
+    command = [str(word) for word in spec["command"]]
     i = 0
     while i < len(command) and not command[i].startswith("--") and command[i] != "-m":
         i += 1

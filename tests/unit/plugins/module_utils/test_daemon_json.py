@@ -76,3 +76,34 @@ def test_unusable_file_is_an_error(text):
 
 def test_dump_is_indented_with_a_newline():
     assert dump({"a": 1}) == '{\n  "a": 1\n}\n'
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'{"labels": ["\xff"]}', r"^not UTF-8 text: byte 0xff at offset 13 cannot be decoded$"),
+    (b"[" * 100000 + b"]" * 100000, r"^nested too deeply to be a daemon configuration \(more than 64 levels\)$"),
+    ('{"a": ' * 70 + "1" + "}" * 70, r"^nested too deeply"),
+    ('{"max-concurrent-downloads": 1e400}', r"^the number 1e400 is out of range for a 64-bit float"),
+    ('{"x": -1E999}', r"^the number -1E999 is out of range"),
+    ('{"x": NaN}', r"^NaN is not a JSON number"),
+    ('{"x": Infinity}', r"^Infinity is not a JSON number"),
+])
+def test_files_dockerd_cannot_read_are_refused_with_a_message(data, message):
+    with pytest.raises(DaemonJsonError, match=message):
+        load(data)
+
+
+def test_numbers_docker_accepts_are_written_back_as_numbers():
+    text = '{"max-concurrent-downloads": 3, "shutdown-timeout": 1.5e1, "big": 12345678901234567890, "neg": -0.25}'
+    data = load(text)
+    assert json.loads(dump(data)) == {"max-concurrent-downloads": 3, "shutdown-timeout": 15.0,
+                                      "big": 12345678901234567890, "neg": -0.25}
+    assert "Infinity" not in dump(data) and "NaN" not in dump(data)
+
+
+def test_dump_refuses_non_finite_settings():
+    with pytest.raises(DaemonJsonError, match="a number JSON cannot write"):
+        dump({"x": float("inf")})
+
+
+def test_bytes_and_text_load_the_same():
+    assert load(b'{"a": "\xc3\xa9"}') == load('{"a": "\u00e9"}') == {"a": "\u00e9"}

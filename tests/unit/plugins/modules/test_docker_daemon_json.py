@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ansible_collections.inferops.serving.plugins.modules import docker_daemon_json
 
 NVIDIA = {"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}}
@@ -60,3 +62,40 @@ def test_broken_file_is_refused_untouched(run_module, tmp_path):
     failed, result = run_module(docker_daemon_json, {"path": str(path), "settings": NVIDIA})
     assert failed and "not a usable Docker daemon configuration" in result["msg"]
     assert path.read_text() == '{"storage-driver": "vfs",'
+
+
+def test_symlink_is_kept_and_its_target_written(run_module, tmp_path):
+    target = tmp_path / "managed" / "daemon.json"
+    target.parent.mkdir()
+    target.write_text(json.dumps(LAB))
+    link = tmp_path / "daemon.json"
+    link.symlink_to(target)
+    failed, result = run_module(docker_daemon_json, {"path": str(link), "settings": NVIDIA})
+    assert not failed and result["changed"] and result["target"] == str(target)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert json.loads(target.read_text()) == dict(LAB, **NVIDIA)
+    assert sorted(os.listdir(target.parent)) == ["daemon.json"]
+
+
+def test_new_file_is_0644_whatever_the_umask(run_module, tmp_path):
+    path = tmp_path / "daemon.json"
+    old = os.umask(0o077)
+    try:
+        run_module(docker_daemon_json, {"path": str(path), "settings": NVIDIA})
+    finally:
+        os.umask(old)
+    assert oct(os.stat(path).st_mode & 0o777) == "0o644"
+
+
+@pytest.mark.parametrize("data, message", [
+    (b'{"labels": ["\xff"]}', "(not UTF-8 text: byte 0xff at offset 13 cannot be decoded)"),
+    (b"[" * 100000 + b"]" * 100000, "(nested too deeply to be a daemon configuration (more than 64 levels))"),
+    (b'{"max-concurrent-downloads": 1e400}', "(the number 1e400 is out of range for a 64-bit float"),
+])
+def test_unreadable_files_fail_with_a_message_not_a_traceback(run_module, tmp_path, data, message):
+    path = tmp_path / "daemon.json"
+    path.write_bytes(data)
+    failed, result = run_module(docker_daemon_json, {"path": str(path), "settings": NVIDIA})
+    assert failed and "exception" not in result
+    assert result["msg"].startswith("%s is not a usable Docker daemon configuration %s" % (path, message))
+    assert path.read_bytes() == data

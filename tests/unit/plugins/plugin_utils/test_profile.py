@@ -21,6 +21,11 @@ SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc
 # What the collection adds to the seeds' docker run: a bounded restart policy, rotated logs,
 # identifying labels. Everything else must be the seed's.
 OPERATIONAL_OPTIONS = {"--restart", "--log-driver", "--log-opt", "--label"}
+# The seeds pass the token as --env "HF_TOKEN=$HF_TOKEN" (its value on docker's command line); the
+# collection passes secrets only in a 0600 Docker env file. Both are "the secret channel" here.
+SECRET_ENV_FILE = "/etc/inferops-serving/inferops-serving.env"
+SECRET_CHANNEL = {("--env", "HF_TOKEN=$HF_TOKEN"): ("secrets", "HF_TOKEN"),
+                  ("--env-file", SECRET_ENV_FILE): ("secrets", "HF_TOKEN")}
 
 
 def seed(name):
@@ -29,6 +34,7 @@ def seed(name):
 
 
 def rendered(profile_name, **options):
+    options.setdefault("env_file", SECRET_ENV_FILE)
     profile = p.load_profile(profile_name)
     return parse_docker_run(p.launch_script(p.launch_spec(profile, options), profile))
 
@@ -41,7 +47,7 @@ def docker_options(run, drop=("--name", "-p")):
             continue
         if opt == "-v":
             value = value.split(":", 1)[1]
-        kept.append((opt, value))
+        kept.append(SECRET_CHANNEL.get((opt, value), (opt, value)))
     return sorted(kept, key=str)
 
 
@@ -62,7 +68,8 @@ def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
     assert ours["image"] == "vllm/vllm-openai@" + SEED_DIGEST
     assert SEED_DIGEST in seed(script)
     extra = set(dict(ours["options"])) - set(dict(theirs["options"]))
-    assert extra == OPERATIONAL_OPTIONS
+    assert extra == OPERATIONAL_OPTIONS | {"--env-file"}
+    assert "HF_TOKEN" not in str(ours)
 
 
 def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():

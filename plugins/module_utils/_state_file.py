@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""The host's deployment state (``/var/lib/inferops-serving/<name>.json``): parse, heal, record.
+
+The file holds ``{last_known_good: <entry>, history: [<entry>, ...]}``, newest first. A missing,
+empty or unparseable file means "no last known-good" (never a raw error); the caller keeps a
+corrupt file aside and rewrites it at the next record. Pure functions; the module does the I/O.
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+HIDDEN = "<hidden>"
+DEFAULT_HISTORY = 5
+
+
+class StateError(ValueError):
+    """An entry to record is not usable (it names what is wrong)."""
+
+
+def empty_state():
+    return {"last_known_good": {}, "history": []}
+
+
+def parse(data):
+    """``(state, problem)`` for the file's bytes (or None when missing).
+
+    ``problem`` is None for a usable file and for a missing or empty one (both mean no state);
+    otherwise it says why the file is unusable, and ``state`` is empty.
+    """
+    if data is None or not data.strip():
+        return empty_state(), None
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        return empty_state(), "not UTF-8 text (%s)" % exc.reason
+    try:
+        state = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return empty_state(), "not valid JSON (%s)" % (exc if isinstance(exc, ValueError) else "nested too deeply")
+    if not isinstance(state, dict):
+        return empty_state(), "the top level is a %s, not a JSON object" % type(state).__name__
+    lkg = state.get("last_known_good")
+    lkg = {} if lkg is None else lkg
+    history = state.get("history")
+    history = [] if history is None else history
+    if not isinstance(lkg, dict):
+        return empty_state(), "last_known_good is a %s, not an object" % type(lkg).__name__
+    if not isinstance(history, list) or not all(isinstance(item, dict) for item in history):
+        return empty_state(), "history is not a list of objects"
+    if lkg and not isinstance(lkg.get("spec_sha256"), str):
+        return empty_state(), "last_known_good has no spec_sha256"
+    return dict(state, last_known_good=lkg, history=history), None
+
+
+def record(state, entry, history=DEFAULT_HISTORY):
+    """``(new_state, changed)``: ``entry`` as the last known-good, prepended to a bounded history.
+
+    ``changed`` only when the entry's ``spec_sha256`` differs from the current last known-good's
+    (a converge that deployed nothing new leaves the file, and its times, as they are).
+    """
+    if not isinstance(entry, dict) or not isinstance(entry.get("spec_sha256"), str) or not entry["spec_sha256"]:
+        raise StateError("entry needs a spec_sha256 (the launch spec's digest, a string); got %s"
+                         % ("keys %s" % ", ".join(sorted(map(str, entry))) if isinstance(entry, dict)
+                            else "a %s" % type(entry).__name__))
+    if isinstance(history, bool) or not isinstance(history, int) or history < 1:
+        raise StateError("history must be a whole number >= 1 (how many deployments to keep); got %r" % (history,))
+    current = (state or {}).get("last_known_good") or {}
+    if current.get("spec_sha256") == entry["spec_sha256"]:
+        return state, False
+    new = dict(state or {})
+    new["last_known_good"] = copy.deepcopy(entry)
+    new["history"] = ([copy.deepcopy(entry)] + list((state or {}).get("history") or []))[:history]
+    return new, True
+
+
+def hide_env(data):
+    """``data`` with the values of every ``env`` mapping replaced by ``<hidden>`` (names kept)."""
+    if isinstance(data, dict):
+        return {key: ({name: HIDDEN for name in value} if key == "env" and isinstance(value, dict)
+                      else hide_env(value)) for key, value in data.items()}
+    if isinstance(data, list):
+        return [hide_env(item) for item in data]
+    return data
+
+
+def dump(state):
+    """The file text: indented JSON, keys sorted, trailing newline."""
+    return json.dumps(state, indent=2, sort_keys=True) + "\n"
+
+
+def corrupt_path(path, now):
+    """Where a corrupt file is kept aside: ``<path>.corrupt-<UTC time>`` (``now`` a UTC datetime)."""
+    return "%s.corrupt-%s" % (path, now.strftime("%Y%m%dT%H%M%SZ"))

@@ -1,0 +1,225 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: deployment_state
+short_description: Read or record a host's last known-good deployment, healing a broken state file
+version_added: 0.1.0
+author: inferops.serving contributors (@inferops)
+description:
+  - The state file holds C({last_known_good, history}) for one serving container; the server
+    role records a deployment there once it was proven, and a rollback returns to it.
+  - O(state=read) returns the last known-good deployment and the history. A missing or empty file
+    means no last known-good. A file that is not valid JSON (or not the expected shape) also means
+    no last known-good, with a warning naming the file; it is kept aside as
+    C(<path>.corrupt-<UTC time>) so the next record writes a clean file. It never fails on a bad
+    file's content.
+  - O(state=record) makes O(entry) the last known-good and prepends it to the history, keeping at
+    most O(history) entries. It changes the file only when the entry's C(spec_sha256) differs from
+    the current last known-good's. The file is written atomically (a temporary file in the same
+    directory, then a rename), mode C(0644); a missing parent directory is created with mode
+    C(0755).
+  - The values of every C(env) mapping in the returned entries are replaced by C(<hidden>) unless
+    O(reveal_env=true), so the result can be printed. O(entry) is never returned.
+extends_documentation_fragment:
+  - inferops.serving.attributes
+  - inferops.serving.attributes.ACTIONGROUP_SERVING
+attributes:
+  check_mode:
+    support: full
+    details:
+      - In check mode nothing is written or moved; the result says what would change.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  path:
+    description: The state file, e.g. C(/var/lib/inferops-serving/inferops-serving.json).
+    type: path
+    required: true
+  state:
+    description:
+      - V(read) returns the recorded deployments; V(record) records O(entry).
+    type: str
+    choices: [read, record]
+    default: read
+  entry:
+    description:
+      - The deployment to record (O(state=record)); it must have a C(spec_sha256) string.
+      - Typically C(profile), C(spec), C(image), C(digest), C(argv_sha256), C(spec_sha256),
+        C(engine_version), C(validated_at) and C(evidence). Never put secrets in it.
+    type: dict
+  history:
+    description: How many deployments the history keeps (O(state=record)).
+    type: int
+    default: 5
+  reveal_env:
+    description:
+      - Return the entries with their C(env) values (for a rollback that redeploys them). Use
+        C(no_log) on that task.
+    type: bool
+    default: false
+notes:
+  - With C(-vvv) Ansible prints module arguments, O(entry) included; an entry holds the resolved
+    profile and launch spec, never a secret (secrets travel only in the 0600 env file).
+seealso:
+  - module: inferops.serving.container_swap
+"""
+
+EXAMPLES = r"""
+- name: Read the host's deployment state
+  inferops.serving.deployment_state:
+    path: /var/lib/inferops-serving/inferops-serving.json
+  register: __server_state
+
+- name: Record the deployment that was just proven
+  inferops.serving.deployment_state:
+    path: /var/lib/inferops-serving/inferops-serving.json
+    state: record
+    entry:
+      spec_sha256: "{{ server_deployment.spec_sha256 }}"
+      spec: "{{ server_deployment.spec }}"
+      profile: "{{ server_deployment.profile }}"
+      validated_at: "{{ now(utc=true, fmt='%Y-%m-%dT%H:%M:%SZ') }}"
+    history: 5
+
+- name: Read the deployment to roll back to, env values included
+  inferops.serving.deployment_state:
+    path: /var/lib/inferops-serving/inferops-serving.json
+    reveal_env: true
+  register: __server_rollback_state
+  no_log: true
+"""
+
+RETURN = r"""
+last_known_good:
+  description:
+    - The last known-good deployment (O(state=read)), or after the record (O(state=record));
+      C({}) when there is none. C(env) values are C(<hidden>) unless O(reveal_env=true).
+  returned: success
+  type: dict
+  sample: {spec_sha256: 3f1c..., image: "vllm/vllm-openai@sha256:3dbe...", validated_at: "2026-11-30T10:00:00Z"}
+history:
+  description: The recorded deployments, newest first (C(history[0]) is the last known-good).
+  returned: success
+  type: list
+  elements: dict
+spec_sha256:
+  description: The last known-good's C(spec_sha256), or V(null) when there is none.
+  returned: success
+  type: str
+  sample: 3f1c9a...
+warning:
+  description: Why the file was not usable, naming it, or V(null). Also emitted as a warning.
+  returned: success
+  type: str
+  sample: >-
+    /var/lib/inferops-serving/inferops-serving.json is not valid JSON (Expecting value: line 1 column 1 (char 0));
+    treated as no last known-good and kept aside as /var/lib/inferops-serving/inferops-serving.json.corrupt-20261130T100000Z
+corrupt_copy:
+  description: Where the unusable file was kept aside (or would be, in check mode), or V(null).
+  returned: success
+  type: str
+"""
+
+import datetime
+import os
+import tempfile
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.inferops.serving.plugins.module_utils import _state_file
+
+
+def _read(path):
+    """The file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write(path, text):
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+        os.chmod(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            state=dict(type="str", choices=["read", "record"], default="read"),
+            entry=dict(type="dict"),
+            history=dict(type="int", default=_state_file.DEFAULT_HISTORY),
+            reveal_env=dict(type="bool", default=False),
+        ),
+        required_if=[("state", "record", ("entry",))],
+        supports_check_mode=True,
+    )
+    path = module.params["path"]
+    if os.path.isdir(path):
+        module.fail_json(msg="path %s is a directory; expected the state file (e.g. %s/<container>.json)"
+                             % (path, path.rstrip("/")))
+    try:
+        data = _read(path)
+    except OSError as exc:
+        module.fail_json(msg="cannot read the state file %s: %s" % (path, exc), exception=traceback.format_exc())
+    state, problem = _state_file.parse(data)
+    result = dict(changed=False, warning=None, corrupt_copy=None)
+    if problem:
+        aside = _state_file.corrupt_path(path, datetime.datetime.now(datetime.timezone.utc))
+        result["corrupt_copy"] = aside
+        result["warning"] = ("%s is %s; treated as no last known-good and %s %s"
+                             % (path, problem, "would be kept aside as" if module.check_mode else "kept aside as",
+                                aside))
+        module.warn(result["warning"])
+        if not module.check_mode:
+            try:
+                os.replace(path, aside)
+            except OSError as exc:
+                module.fail_json(msg="cannot move the unusable state file %s aside to %s: %s" % (path, aside, exc),
+                                 exception=traceback.format_exc())
+        result["changed"] = True
+
+    if module.params["state"] == "record":
+        try:
+            state, changed = _state_file.record(state, module.params["entry"], module.params["history"])
+        except _state_file.StateError as exc:
+            module.fail_json(msg="deployment_state: %s" % exc, **result)
+        if changed and not module.check_mode:
+            try:
+                _write(path, _state_file.dump(state))
+            except OSError as exc:
+                module.fail_json(msg="cannot write the state file %s: %s" % (path, exc),
+                                 exception=traceback.format_exc(), **result)
+        result["changed"] = result["changed"] or changed
+
+    view = state if module.params["reveal_env"] else _state_file.hide_env(state)
+    result["last_known_good"] = view.get("last_known_good") or {}
+    result["history"] = view.get("history") or []
+    result["spec_sha256"] = result["last_known_good"].get("spec_sha256")
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

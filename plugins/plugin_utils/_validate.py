@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""Input validators: each returns the value in its clean form or raises with a one-line message.
+
+Every message names the variable, says what it got and what it expects, so a wrong inventory
+value fails before anything on a host changes (issue 10). The validators are pure; pass
+``error=`` to raise the caller's own exception class (e.g. ``_profile.ProfileError``).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+
+# Docker's container name grammar (daemon/names: restrictedNameChars), without the optional "/".
+CONTAINER_NAME_RE = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
+# A profile (or extends) name is a plain file name under a profiles directory, never a path.
+PROFILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# Characters that end a line or a shell word where a single-line value is expected.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+
+
+class ValidationError(ValueError):
+    """An input has the wrong type or value; the message names it and says what it expects."""
+
+
+def describe(value, limit=60):
+    """What a value is, for a message: its kind and a short repr (``a string '/data:/data'``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "the boolean %s" % value
+    if isinstance(value, str):
+        kind = "the string"
+    elif isinstance(value, int):
+        kind = "the integer"
+    elif isinstance(value, float):
+        kind = "the number"
+    elif isinstance(value, Mapping):
+        kind = "a mapping"
+    elif isinstance(value, (list, tuple)):
+        kind = "a list"
+    else:
+        kind = "a %s" % type(value).__name__
+    text = repr(str(value) if isinstance(value, str) else _plainish(value))
+    if len(text) > limit:
+        text = text[:limit - 3] + "..."
+    return "%s %s" % (kind, text)
+
+
+def _plainish(value):
+    if isinstance(value, Mapping):
+        return {str(k): _plainish(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plainish(v) for v in value]
+    return value
+
+
+def _fail(error, var, value, expects):
+    raise error("%s: got %s; expected %s" % (var, describe(value), expects))
+
+
+def single_line(value, var, error=ValidationError):
+    """``value`` as a string without control characters (no newline, CR, tab, NUL, ...)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        _fail(error, var, value, "a single-line string")
+    text = str(value)
+    bad = _CONTROL_RE.search(text)
+    if bad:
+        raise error("%s: got %s, which contains the control character %r at position %d; expected a "
+                    "single-line value without control characters (remove it)"
+                    % (var, describe(text), bad.group(0), bad.start()))
+    return text
+
+
+def container_name(value, var="server_container_name", error=ValidationError):
+    """A Docker container name: ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` (no ``/``, so no path escape)."""
+    if not isinstance(value, str) or not CONTAINER_NAME_RE.fullmatch(value):
+        _fail(error, var, value, "a Docker container name: a letter or digit, then at least one of "
+                                 "letters, digits, '_', '.' or '-' (e.g. inferops-serving)")
+    if ".." in value:
+        _fail(error, var, value, "a container name without '..' (it also names files and directories)")
+    return str(value)
+
+
+def port(value, var="server_port", error=ValidationError):
+    """A TCP port 1-65535, from an integer or a string of digits; booleans are refused."""
+    if isinstance(value, bool):
+        _fail(error, var, value, "a port number from 1 to 65535")
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        number = int(value)
+    elif isinstance(value, int):
+        number = int(value)
+    else:
+        _fail(error, var, value, "a port number from 1 to 65535")
+    if not 1 <= number <= 65535:
+        _fail(error, var, value, "a port number from 1 to 65535")
+    return number
+
+
+def absolute_path(value, var, error=ValidationError, volume=False):
+    """An absolute, single-line path, normalised (``/a/./b/`` -> ``/a/b``).
+
+    ``volume=True`` also refuses ``:`` and ``,``, which would change a ``host:container`` mount.
+    """
+    if not isinstance(value, str):
+        _fail(error, var, value, "an absolute path (a string starting with /)")
+    text = single_line(value, var, error)
+    if not text.startswith("/"):
+        _fail(error, var, value, "an absolute path (a string starting with /)")
+    if volume and (":" in text or "," in text):
+        _fail(error, var, value, "a path without ':' or ',' (it is the host side of a volume)")
+    return posixpath.normpath(text) if text != "/" else "/"
+
+
+def path_inside(value, directory, var, error=ValidationError):
+    """``value`` (relative to ``directory``, or absolute) as a normalised path inside ``directory``.
+
+    ``..`` that leaves the directory, and the directory itself, are refused.
+    """
+    base = absolute_path(directory, "%s (its directory)" % var, error)
+    if not isinstance(value, str) or not value:
+        _fail(error, var, value, "a path inside %s" % base)
+    text = single_line(value, var, error)
+    joined = posixpath.normpath(posixpath.join(base, text))
+    if joined == base or posixpath.commonpath([base, joined]) != base:
+        _fail(error, var, value, "a path inside %s (no '..' out of it, no other absolute path)" % base)
+    return joined
+
+
+def str_list(value, var, error=ValidationError, example=None):
+    """A list of strings; null is an empty list; a plain string is refused, not split into characters."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        raise error("%s: got %s; expected a list of strings, e.g. [%r] (a plain string would be read "
+                    "one character per item)" % (var, describe(value), example or str(value)))
+    if not isinstance(value, (list, tuple)):
+        _fail(error, var, value, "a list of strings")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise error("%s[%d]: got %s; expected a string" % (var, index, describe(item)))
+    return [str(item) for item in value]
+
+
+def mapping(value, var, error=ValidationError, keys="strings"):
+    """A mapping (a plain dict copy); null is an empty mapping; keys must be strings."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        _fail(error, var, value, "a mapping of %s to values (e.g. {NAME: value})" % keys)
+    for key in value:
+        if not isinstance(key, str):
+            raise error("%s: key %s is not a string; expected a mapping with %s as keys"
+                        % (var, describe(key), keys))
+    return dict(value)
+
+
+def profile_name(value, var="profile", error=ValidationError):
+    """A profile name as a plain name (``gb10-nvfp4-mtp-latency``): no ``/``, no ``..``, not a path."""
+    if not isinstance(value, str) or not PROFILE_NAME_RE.fullmatch(value) or ".." in value:
+        _fail(error, var, value, "a plain profile name (letters, digits, '_', '.', '-'; no '/', no '..', "
+                                 "not a path), the file name of profiles/<name>.yml without .yml")
+    return str(value)

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""deployment_state as a whole module: corrupt files heal, records are atomic, env values never returned."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from ansible_collections.inferops.serving.plugins.modules import deployment_state
+
+ENTRY = {"spec_sha256": "c" * 64, "image": "vllm/vllm-openai@sha256:" + "d" * 64,
+         "spec": {"name": "inferops-serving", "env": {"VLLM_USE_FLASHINFER_MOE_FP4": "0"}},
+         "profile": {"env": {"VLLM_USE_FLASHINFER_MOE_FP4": "0"}}}
+
+
+def test_missing_file_reads_as_no_state(run_module, tmp_path):
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json")})
+    assert not failed and not result["changed"]
+    assert result["last_known_good"] == {} and result["history"] == [] and result["spec_sha256"] is None
+    assert result["warning"] is None
+
+
+def test_truncated_file_reads_as_no_state_and_is_kept_aside(run_module, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('{"last_known_good": {"spec_sha256": "ab')  # the review's truncated state (D7)
+    failed, result = run_module(deployment_state, {"path": str(path)}, check_mode=True)
+    assert not failed and result["last_known_good"] == {}
+    assert result["warning"].startswith("%s is not valid JSON (Unterminated string" % path)
+    assert "would be kept aside as %s.corrupt-" % path in result["warning"]
+    assert path.exists() and os.listdir(tmp_path) == ["s.json"], "check mode moves nothing"
+
+    failed, result = run_module(deployment_state, {"path": str(path)})
+    assert not failed and result["changed"] and result["last_known_good"] == {}
+    assert not path.exists()
+    assert os.listdir(tmp_path) == [os.path.basename(result["corrupt_copy"])]
+    assert "kept aside as %s" % result["corrupt_copy"] in result["warning"]
+    assert (tmp_path / os.path.basename(result["corrupt_copy"])).read_text().startswith('{"last_known_good"')
+
+
+def test_record_heals_a_corrupt_file(run_module, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_bytes(b"\x00\x00garbage")
+    failed, result = run_module(deployment_state, {"path": str(path), "state": "record", "entry": ENTRY})
+    assert not failed and result["changed"] and result["warning"]
+    assert json.loads(path.read_text())["last_known_good"] == ENTRY
+
+
+def test_record_check_real_idempotent_and_atomic(run_module, tmp_path):
+    path = tmp_path / "new" / "dir" / "s.json"
+    args = {"path": str(path), "state": "record", "entry": ENTRY, "history": 2}
+    failed, result = run_module(deployment_state, args, check_mode=True)
+    assert not failed and result["changed"] and not path.parent.exists()
+
+    failed, result = run_module(deployment_state, args)
+    assert not failed and result["changed"]
+    saved = json.loads(path.read_text())
+    assert saved == {"last_known_good": ENTRY, "history": [ENTRY]}
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o755
+    assert os.listdir(path.parent) == ["s.json"], "no temporary file left"
+    # env values are never returned unless asked for; the entry itself is not returned
+    assert result["last_known_good"]["spec"]["env"] == {"VLLM_USE_FLASHINFER_MOE_FP4": "<hidden>"}
+    assert "entry" not in result
+
+    before = os.stat(path).st_mtime_ns
+    failed, result = run_module(deployment_state, dict(args, entry=dict(ENTRY, validated_at="later")))
+    assert not failed and not result["changed"] and os.stat(path).st_mtime_ns == before
+
+    for digest in ("e" * 64, "f" * 64):
+        run_module(deployment_state, dict(args, entry=dict(ENTRY, spec_sha256=digest)))
+    saved = json.loads(path.read_text())
+    assert [e["spec_sha256"] for e in saved["history"]] == ["f" * 64, "e" * 64]
+
+
+def test_reveal_env(run_module, tmp_path):
+    path = tmp_path / "s.json"
+    run_module(deployment_state, {"path": str(path), "state": "record", "entry": ENTRY})
+    failed, result = run_module(deployment_state, {"path": str(path), "reveal_env": True})
+    assert result["last_known_good"] == ENTRY and result["spec_sha256"] == "c" * 64
+
+
+def test_bad_entry_and_directory_fail_clearly(run_module, tmp_path):
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json"), "state": "record",
+                                                   "entry": {"spec": {}}})
+    assert failed and result["msg"] == ("deployment_state: entry needs a spec_sha256 (the launch spec's digest, "
+                                        "a string); got keys spec")
+    failed, result = run_module(deployment_state, {"path": str(tmp_path)})
+    assert failed and result["msg"].startswith("path %s is a directory" % tmp_path)

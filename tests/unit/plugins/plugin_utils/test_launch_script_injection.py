@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""No input becomes a command: the launch script runs exactly one ``docker run`` whose argv is the spec.
+
+Property test (Hypothesis): random strings (quotes, newlines, ``$()``, backticks, unicode, NUL)
+go into every free-text field a launch script is written from; the script is either refused with
+a ProfileError naming the field (a value that is not a single line) or, run by bash with a fake
+``docker`` first on PATH, executes that one ``docker run`` and nothing else.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
+
+# Stands for the docker CLI: records each invocation's argv (what `docker run ...` receives) as
+# one JSON line, so the test sees every docker call the script makes, and does nothing else.
+FAKE_DOCKER = """#!%s
+# Test double for the docker CLI (`docker run ...`): appends its argv as one JSON line to
+# $FAKE_DOCKER_LOG and exits 0; it starts no container.
+import json, os, sys
+with open(os.environ["FAKE_DOCKER_LOG"], "a", encoding="utf-8") as handle:
+    handle.write(json.dumps(sys.argv[1:]) + "\\n")
+""" % sys.executable
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+PAYLOADS = ["$(touch pwned)", "`touch pwned`", "'; touch pwned; '", '"; touch pwned; "', "\ntouch pwned #",
+            "x\n", "\\", "$HOME", "${IFS}", "a b", "--help", "-e X=1", "é ü 中文 🚀", "\x00", "\r", "#", "*",
+            "~", "!!", "\u2028", "$'\\n'", "<(touch pwned)", "> pwned", "|| touch pwned", "\t", "%s", "{a,b}"]
+TEXT = st.one_of(
+    st.sampled_from(PAYLOADS),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+    st.lists(st.sampled_from(PAYLOADS + ["a", "/", ":", "="]), min_size=1, max_size=4).map("".join),
+)
+ENV_NAME = st.one_of(st.from_regex(r"[A-Z_][A-Z0-9_]{0,8}", fullmatch=True), TEXT)
+BASE = p.load_profile("gb10-nvfp4-mtp-latency")
+
+
+# The same strings with control characters removed: every one of these must run, never be refused.
+ONE_LINE = TEXT.map(lambda text: CONTROL.sub("", text))
+
+
+def _fields(text, env_name):
+    nonempty = text.filter(bool)  # launch_spec itself refuses an empty model or image repository
+    return st.fixed_dictionaries({
+        "profile_name": text, "description": text, "platform": text, "repository": nonempty, "tag": text,
+        "engine_version": text, "measured": text, "model": nonempty, "served": text, "chat": text,
+        "env": st.dictionaries(env_name, text, max_size=2),
+        "container": text, "model_cache_dir": text, "extra_volumes": st.lists(text, max_size=2),
+        "labels": st.dictionaries(text, text, max_size=2), "log_max_size": text, "env_file": text,
+        "registry_prefix": text, "engine_cache_dir": text,
+    })
+
+
+def build(f):
+    profile = p.overlay(BASE, {
+        "name": f["profile_name"], "description": f["description"], "hardware": {"platform": f["platform"]},
+        "image": {"repository": f["repository"], "tag": f["tag"], "engine_version": f["engine_version"]},
+        "measured": {"source": f["measured"]}, "model": f["model"], "env": f["env"],
+        "args": {"served-model-name": f["served"], "chat-template": f["chat"]},
+    })
+    options = {"name": f["container"], "model_cache_dir": f["model_cache_dir"],
+               "extra_volumes": f["extra_volumes"], "labels": f["labels"], "log_max_size": f["log_max_size"],
+               "env_file": f["env_file"], "registry_prefix": f["registry_prefix"],
+               "engine_cache_dir": f["engine_cache_dir"]}
+    return profile, options
+
+
+def written_values(profile, spec):
+    """Every free-text value the script is written from (the header's and the spec's)."""
+    image = profile["image"]
+    values = [profile["name"], profile["hardware"]["platform"], image["repository"], image["tag"],
+              image["engine_version"], profile["measured"]["source"], spec["name"], spec["image"]]
+    values += spec["volumes"] + spec["command"] + list(spec["labels"]) + list(spec["labels"].values())
+    values += list(spec["env"]) + list(spec["env"].values()) + list(spec["log_options"].values())
+    if spec["env_file"]:
+        values.append(spec["env_file"])
+    return values
+
+
+def expected_argv(spec):
+    """The docker CLI argv that creates the container of ``spec`` (docker run's own option names)."""
+    argv = ["run", "-d", "--name", spec["name"], "--gpus", "all", "--ipc=" + spec["ipc_mode"]]
+    if spec["network_mode"] == "host":
+        argv += ["--network", "host"]
+    for port in spec["published_ports"]:
+        argv += ["-p", port]
+    for volume in spec["volumes"]:
+        argv += ["-v", volume]
+    if spec["env_file"]:
+        argv += ["--env-file", spec["env_file"]]
+    for name, value in spec["env"].items():
+        argv += ["-e", "%s=%s" % (name, value)]
+    argv += ["--restart", "%s:%d" % (spec["restart_policy"], spec["restart_retries"]),
+             "--log-driver", spec["log_driver"]]
+    for kv in spec["log_options"].items():
+        argv += ["--log-opt", "%s=%s" % kv]
+    for kv in sorted(spec["labels"].items()):
+        argv += ["--label", "%s=%s" % kv]
+    return argv + [spec["image"]] + list(spec["command"])
+
+
+def run_script(script):
+    """Run ``script`` with bash in a sandbox; the docker calls it made and the files it left."""
+    with tempfile.TemporaryDirectory() as sandbox:
+        bindir, work = os.path.join(sandbox, "bin"), os.path.join(sandbox, "work")
+        os.mkdir(bindir)
+        os.mkdir(work)
+        docker = os.path.join(bindir, "docker")
+        with open(docker, "w", encoding="utf-8") as handle:
+            handle.write(FAKE_DOCKER)
+        os.chmod(docker, 0o755)
+        path = os.path.join(sandbox, "launch.sh")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(script)
+        log = os.path.join(sandbox, "docker.log")
+        env = {"PATH": bindir + ":/usr/bin:/bin", "HOME": work, "FAKE_DOCKER_LOG": log, "LC_ALL": "C.UTF-8"}
+        result = subprocess.run(["bash", path], cwd=work, env=env, capture_output=True, timeout=30, check=False)
+        calls = []
+        if os.path.exists(log):
+            with open(log, encoding="utf-8") as handle:
+                calls = [json.loads(line) for line in handle]
+        left = sorted(os.listdir(work)) + sorted(set(os.listdir(sandbox)) - {"bin", "work", "launch.sh", "docker.log"})
+        return result, calls, left
+
+
+def check(fields):
+    """Refused naming the field exactly when a written value is not one line; else one docker run."""
+    profile, options = build(fields)
+    spec = p.launch_spec(profile, options)
+    values = written_values(profile, spec)
+    bad_env_names = [n for n in spec["env"] if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", n)]
+    must_refuse = any(CONTROL.search(str(v)) for v in values) or bad_env_names
+    try:
+        script = p.launch_script(spec, profile)
+    except p.ProfileError as exc:
+        message = str(exc)
+        assert must_refuse, message
+        assert message.startswith("launch script field "), message
+        assert "control character" in message or "not an env var name" in message, message
+        event("refused")
+        return
+    assert not must_refuse, "accepted a value that is not a single line: %r" % values
+    assert "\x00" not in script
+    event("ran")
+    result, calls, left = run_script(script)
+    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+    assert calls == [expected_argv(spec)]
+    assert left == [], "the script created %s" % left
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_fields(TEXT, ENV_NAME))
+def test_any_string_in_any_field_runs_one_docker_run_with_the_spec_or_is_refused(fields):
+    check(fields)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_fields(ONE_LINE, st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)))
+def test_single_line_strings_in_every_field_run_one_docker_run_with_the_spec(fields):
+    check(fields)
+
+
+def _spec(**options):
+    return p.launch_spec(BASE, options)
+
+
+def test_review_repro_newline_in_the_image_tag_is_refused_naming_the_field():
+    profile = p.overlay(BASE, {"image": {"tag": "t\ntouch pwned #"}})
+    with pytest.raises(p.ProfileError, match=r"^launch script field image\.tag: got the string 't\\ntouch pwned #', "
+                                             r"which contains the control character '\\n'"):
+        p.launch_script(p.launch_spec(profile), profile)
+
+
+def test_review_repro_secret_env_name_is_not_a_command():
+    spec = _spec(secret_env=['X"; touch p; echo "'])
+    with pytest.raises(p.ProfileError, match=r"secret_env\[0\]: .* is not an env var name"):
+        p.launch_script(spec, BASE)
+
+
+def test_secrets_reach_docker_only_through_the_env_file():
+    spec = _spec(env_file="/etc/inferops-serving/srv.env", secret_env=["HF_TOKEN", "VLLM_API_KEY"])
+    script = p.launch_script(spec, BASE)
+    assert "--env-file /etc/inferops-serving/srv.env" in script
+    assert "$" not in script.replace("$'", "")  # no shell expansion of any variable
+    assert "HF_TOKEN" not in script and "VLLM_API_KEY" not in script
+    assert "set -a" not in script and "\n. " not in script and "source " not in script
+    result, calls, left = run_script(script)
+    assert result.returncode == 0 and left == []
+    assert calls == [expected_argv(spec)]
+    assert calls[0][calls[0].index("--env-file") + 1] == "/etc/inferops-serving/srv.env"
+
+
+def test_every_docker_option_word_is_quoted():
+    spec = dict(_spec(), ipc_mode="host; touch pwned", published_ports=["1:2 $(touch pwned)"],
+                restart_policy="on-failure`touch pwned`", log_driver="json-file|touch pwned")
+    result, calls, left = run_script(p.launch_script(spec))
+    assert result.returncode == 0 and left == []
+    assert calls == [expected_argv(spec)]
+
+
+@pytest.mark.parametrize("args, match", [
+    ({"max-num-seqs 8 --enforce-eager": 1}, r"^args: 'max-num-seqs 8 --enforce-eager' is not a flag name"),
+    ({"x;touch p": True}, r"^args: 'x;touch p' is not a flag name"),
+    ("--x", r"^args: got a str; expected a mapping"),
+])
+def test_render_args_refuses_what_is_not_a_flag_name(args, match):
+    with pytest.raises(p.ProfileError, match=match):
+        p.render_args(args)
+
+
+def test_render_value_keeps_structured_values_on_one_line():
+    assert p.render_value({"a": "x\ny"}) == '{"a":"x\\ny"}'
+    assert p.render_value(True) == "true"
+    assert p.render_value(0.9) == "0.9"
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"restart_retries": True}, "restart_retries"),
+    ({"restart_retries": -1}, "restart_retries"),
+    ({"volumes": "/a:/b"}, "volumes"),
+    ({"env": ["A=1"]}, "env"),
+    ({"env": {"A=B C": "1"}}, "env"),
+    ({"labels": {"k": "a\nb"}}, "labels.k"),
+    ({"name": "srv\n"}, r"name \(server_container_name\)"),
+    ({"env_file": "/etc/x\n.env"}, "env_file"),
+])
+def test_validate_spec_text_names_the_field(change, field):
+    with pytest.raises(p.ProfileError, match=r"^launch script field %s" % field):
+        p.validate_spec_text(dict(_spec(), **change), BASE)

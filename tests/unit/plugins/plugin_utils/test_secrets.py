@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Secrets are refused outside server_secrets, and reach Docker only as a literal env file."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
+from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
+from ansible_collections.inferops.serving.plugins.plugin_utils import _profile_lint as lint
+from ansible_collections.inferops.serving.plugins.plugin_utils import _secrets as s
+
+TOKEN = "hf_" + "aB3" * 12  # shaped like a Hugging Face user access token, not a real one
+
+
+@pytest.mark.parametrize("name", ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY", "OPENAI_API_KEY",
+                                  "MY_SECRET", "DB_PASSWORD", "PASSWORD", "AWS_SECRET_ACCESS_KEY", "x_token",
+                                  "TOKEN", "SSH_PRIVATE_KEY_DATA"])
+def test_secret_env_names(name):
+    assert s.is_secret_env(name)
+
+
+@pytest.mark.parametrize("name", ["HF_TOKEN_PATH", "VLLM_MAX_TOKENS_PER_EXPERT_FP4_MOE", "HF_HUB_OFFLINE",
+                                  "TOKENIZERS_PARALLELISM", "VLLM_USE_FLASHINFER_MOE_FP4", "KEYBOARD"])
+def test_not_secret_env_names(name):
+    assert not s.is_secret_env(name)
+
+
+def test_only_the_secret_entries_of_the_engine_catalog_are_secrets():
+    """Every env var and flag the catalog knows, classified: exactly the engines' secret inputs."""
+    env = {(engine, name) for engine in catalog.ENV for name in catalog.ENV[engine] if s.is_secret_env(name)}
+    assert env == {("vllm", "VLLM_API_KEY")}
+    flags = {(engine, flag) for engine, table in (("vllm", catalog.VLLM_FLAGS), ("sglang", catalog.SGLANG_FLAGS))
+             for flag in table if s.is_secret_flag(engine, flag)}
+    assert flags == {("vllm", "api-key"), ("vllm", "hf-token"), ("sglang", "api-key")}
+
+
+@pytest.mark.parametrize("engine, flag", [("vllm", "--api-key"), ("vllm", "api_key"), ("vllm", "hf-token"),
+                                          ("sglang", "admin-api-key"), ("sglang", "api-key"),
+                                          ("vllm", "some-password"), ("sglang", "client-secret")])
+def test_secret_flags(engine, flag):
+    assert s.is_secret_flag(engine, flag)
+
+
+def test_channel_of_each_secret_flag():
+    assert s.secret_channel("vllm", "--api-key")["env"] == "VLLM_API_KEY"
+    assert s.secret_channel("vllm", "hf_token")["env"] == "HF_TOKEN"
+    assert s.secret_channel("sglang", "hf-token")["env"] == "HF_TOKEN"
+    for flag in ("api-key", "admin-api-key"):
+        channel = s.secret_channel("sglang", flag)
+        assert channel["env"] is None
+        assert "SGLang reads --%s only from its command line" % flag in channel["how"]
+
+
+def _vllm(**extra):
+    profile = p.load_profile("gb10-nvfp4-mtp-latency")
+    return p.overlay(profile, extra)
+
+
+def test_api_key_in_overrides_is_refused_naming_the_channel():
+    findings = s.secret_findings(_vllm(), {"args": {"api-key": "sk-x"}})
+    assert [f["rule"] for f in findings] == ["secret-in-args"]
+    message = findings[0]["message"]
+    assert message == ("args.api-key (set by the inventory override args.api-key) is a secret on the engine's "
+                       "command line; remove it and set server_secrets: {VLLM_API_KEY: <value>} (vLLM reads "
+                       "VLLM_API_KEY when --api-key is absent)")
+    assert "sk-x" not in message
+    assert set(findings[0]) == {"rule", "severity", "message", "reason", "source"}
+    assert findings[0]["severity"] == "error"
+
+
+def test_underscore_spelling_and_hf_token_flag():
+    findings = s.secret_findings(_vllm(args={"hf_token": TOKEN}))
+    assert [f["rule"] for f in findings] == ["secret-in-args"]
+    assert "server_secrets: {HF_TOKEN: <value>}" in findings[0]["message"]
+    assert TOKEN not in findings[0]["message"]
+
+
+def test_bare_hf_token_flag_holds_no_secret():
+    assert s.secret_findings(_vllm(args={"hf-token": True})) == []
+
+
+def test_secret_env_in_profile_and_override():
+    findings = s.secret_findings(_vllm(env={"HF_TOKEN": "x"}), {"env": {"VLLM_API_KEY": "k"}})
+    assert [f["message"] for f in findings] == [
+        "env.HF_TOKEN is a secret in the profile's env; remove it and set server_secrets: {HF_TOKEN: <value>}",
+        "env.VLLM_API_KEY (set by the inventory override env.VLLM_API_KEY) is a secret in the profile's env; "
+        "remove it and set server_secrets: {VLLM_API_KEY: <value>}"]
+
+
+def test_override_null_removes_the_finding():
+    profile = _vllm(env={"HF_TOKEN": "x"})
+    assert s.secret_findings(profile, {"env": {"HF_TOKEN": None}}) == []
+
+
+def test_sglang_api_key_says_there_is_no_env_channel():
+    profile = p.load_profile("g7e-fp8-sglang")
+    findings = s.secret_findings(profile, {"args": {"admin-api-key": "adm"}})
+    assert len(findings) == 1
+    assert "SGLang reads --admin-api-key only from its command line" in findings[0]["message"]
+
+
+def test_a_token_value_under_any_name_is_refused():
+    findings = s.secret_findings(_vllm(args={"served-model-name": "x %s" % TOKEN}))
+    assert [f["rule"] for f in findings] == ["secret-value"]
+    assert findings[0]["message"].startswith("args.served-model-name holds what looks like a Hugging Face token")
+    assert TOKEN not in findings[0]["message"]
+
+
+@pytest.mark.parametrize("name", p.profile_names())
+def test_shipped_profiles_hold_no_secrets(name):
+    assert s.secret_findings(name) == []
+    # And the lint's own findings are shaped the same way, so the lint can append these.
+    assert all(set(f) == {"rule", "severity", "message", "reason", "source"} for f in lint.lint_profile(name))
+
+
+def test_env_file_is_literal_docker_format():
+    text = s.env_file_text({"VLLM_API_KEY": "a'b\"c $(x) `y` #z", "HF_TOKEN": TOKEN, "EMPTY": ""})
+    assert text == "HF_TOKEN=%s\nVLLM_API_KEY=a'b\"c $(x) `y` #z\n" % TOKEN
+
+
+@pytest.mark.parametrize("secrets, match", [
+    ("HF_TOKEN=x", r"^server_secrets: got a str; expected a mapping"),
+    ({"A-B": "x"}, r"^server_secrets: key 'A-B' is not an env var name"),
+    ({"1A": "x"}, r"not an env var name"),
+    ({"HF_TOKEN": "a\nb"}, r"^server_secrets\.HF_TOKEN: the value contains a newline"),
+    ({"HF_TOKEN": ["x"]}, r"^server_secrets\.HF_TOKEN: got a list; expected a string"),
+    ({"HF_TOKEN": "\udcff"}, r"not valid UTF-8"),
+])
+def test_bad_secrets_are_refused_without_showing_the_value(secrets, match):
+    with pytest.raises(p.ProfileError, match=match) as exc:
+        s.env_file_text(secrets)
+    assert "a\nb" not in str(exc.value)
+
+
+def test_redact():
+    data = {"evidence": ["non-default args: {'api_key': 'sk-long-key'}"], "n": 3, "k": "sk-long-key"}
+    assert s.redact(data, ["sk-long-key", "", None]) == {
+        "evidence": ["non-default args: {'api_key': '<redacted>'}"], "n": 3, "k": "<redacted>"}
