@@ -93,14 +93,17 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
     load_known_bad,
     validate_known_bad,
 )
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_findings
 
 
 def _profile_lint(profile, overrides=None, known_bad=None, profile_dirs=None):
     try:
         extra = validate_known_bad(list(known_bad) if isinstance(known_bad, (list, tuple)) else known_bad or [],
                                    "profile_lint known_bad")
-        return lint_profile(profile, overrides=overrides or {}, known_bad=load_known_bad(KNOWN_BAD_FILE) + extra,
-                            profile_dirs=profile_dirs)
+        findings = lint_profile(profile, overrides=overrides or {}, known_bad=load_known_bad(KNOWN_BAD_FILE) + extra,
+                                profile_dirs=profile_dirs)
+        # Secrets belong in server_secrets (the 0600 env file), never in args or env.
+        return findings + secret_findings(profile, overrides=overrides or {}, profile_dirs=profile_dirs)
     except ProfileError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

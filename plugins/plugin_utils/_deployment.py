@@ -16,11 +16,11 @@ with the same function.
 """
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
+from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
@@ -37,36 +37,44 @@ SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
                 "labels")
 PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "smoke", "image_by_id")
-_NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]*$")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
 
 def _check_options(options):
-    """Options of the right type, with the role variable named in each error."""
+    """Options of the right type and shape, each error naming the role variable (never a value
+    it could not show: secrets are names only here)."""
     unknown = sorted(set(options) - set(PLAN_OPTIONS))
     if unknown:
         raise ProfileError("unknown deployment options %s; allowed: %s" % (", ".join(unknown), ", ".join(PLAN_OPTIONS)))
-    name = options.get("name")
-    if name is not None and (not isinstance(name, str) or not _NAME_RE.match(name)):
-        raise ProfileError("server_container_name %r is not a Docker container name: use letters, digits, "
-                           "'_', '.' and '-', starting with a letter or digit" % (name,))
-    port = options.get("port")
-    if port is not None:
-        if isinstance(port, bool) or not re.match(r"^[0-9]+$", str(port)) or not 1 <= int(port) <= 65535:
-            raise ProfileError("server_port %r is not a TCP port: use a number from 1 to 65535" % (port,))
-    for key, var in (("extra_volumes", "server_extra_volumes"), ("secret_env", "secret names")):
-        value = options.get(key)
-        if value is not None and (not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value)):
-            raise ProfileError("%s must be a list of strings, got %s %r" % (var, type(value).__name__, value))
-    for key, var in (("labels", "server_labels"), ("smoke", "the smoke request")):
-        value = options.get(key)
-        if value is not None and not isinstance(value, Mapping):
-            raise ProfileError("%s must be a mapping, got %s %r" % (var, type(value).__name__, value))
+    checked = dict(options)
+    if options.get("name") is not None:
+        checked["name"] = _validate.container_name(options["name"], error=ProfileError)
+    if options.get("port") is not None:
+        checked["port"] = _validate.port(options["port"], error=ProfileError)
+    if options.get("network_mode") is not None and options["network_mode"] not in ("bridge", "host"):
+        raise ProfileError("server_network_mode: got %s; expected bridge or host"
+                           % _validate.describe(options["network_mode"]))
+    for key, var in (("extra_volumes", "server_extra_volumes"), ("secret_env", "server_secrets (names)")):
+        if options.get(key) is not None:
+            checked[key] = _validate.str_list(options[key], var, error=ProfileError,
+                                              example="/data:/data" if key == "extra_volumes" else None)
+    for index, volume in enumerate(checked.get("extra_volumes") or []):
+        _validate.single_line(volume, "server_extra_volumes[%d]" % index, error=ProfileError)
+    for key, var in (("labels", "server_labels"), ("smoke", "the smoke request (server_smoke_*)")):
+        if options.get(key) is not None:
+            checked[key] = _validate.mapping(options[key], var, error=ProfileError)
     for key, var in (("model_cache_dir", "server_model_cache_dir"), ("config_dir", "server_config_dir"),
                      ("script_dir", "server_script_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
-        value = options.get(key)
-        if value and (not isinstance(value, str) or not posixpath.isabs(value) or ".." in value.split("/")):
-            raise ProfileError("%s %r must be an absolute path without '..'" % (var, value))
+        if options.get(key):
+            if ".." in str(options[key]).split("/"):
+                raise ProfileError("%s: got %s; expected an absolute path without '..'"
+                                   % (var, _validate.describe(options[key])))
+            checked[key] = _validate.absolute_path(options[key], var, error=ProfileError,
+                                                   volume=key in ("model_cache_dir", "engine_cache_dir"))
+    if options.get("registry_prefix"):
+        checked["registry_prefix"] = _validate.single_line(options["registry_prefix"], "server_registry_prefix",
+                                                           error=ProfileError)
+    return checked
 
 
 def _same(explicit, derived):
@@ -117,8 +125,7 @@ def derive_expect(profile):
 
 def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     """The whole deployment of ``profile`` (a name, or a resolved profile) with the role's options."""
-    options = {k: v for k, v in dict(options or {}).items()}
-    _check_options(options)
+    options = _check_options({k: v for k, v in dict(options or {}).items()})
     if isinstance(profile, str):
         profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
     else:

@@ -181,15 +181,18 @@ def test_a_record_that_rebuilds_differently_is_refused():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"name": "../../x"}, "server_container_name '../../x' is not a Docker container name"),
-    ({"port": 0}, "server_port 0 is not a TCP port"),
-    ({"port": 70000}, "server_port 70000 is not a TCP port"),
-    ({"port": True}, "server_port True is not a TCP port"),
-    ({"port": "-1"}, "server_port '-1' is not a TCP port"),
-    ({"extra_volumes": "/data:/data"}, "server_extra_volumes must be a list of strings, got str"),
-    ({"labels": ["a"]}, "server_labels must be a mapping"),
-    ({"model_cache_dir": "cache"}, "server_model_cache_dir 'cache' must be an absolute path"),
-    ({"engine_cache_dir": "/var/../etc"}, "server_engine_cache_dir '/var/../etc' must be an absolute path without '..'"),
+    ({"name": "../../x"}, "server_container_name: got the string '../../x'; expected a Docker container name"),
+    ({"port": 0}, "server_port: got the integer 0; expected a port number from 1 to 65535"),
+    ({"port": 70000}, "server_port: got the integer 70000; expected a port number"),
+    ({"port": True}, "server_port: got the boolean True; expected a port number"),
+    ({"port": "-1"}, "server_port: got the string '-1'; expected a port number"),
+    ({"network_mode": ""}, "server_network_mode: got the string ''; expected bridge or host"),
+    ({"extra_volumes": "/data:/data"}, "server_extra_volumes: got the string '/data:/data'; expected a list of strings"),
+    ({"extra_volumes": ["/a:/a\ntouch x"]}, "server_extra_volumes[0]: got"),
+    ({"labels": ["a"]}, "server_labels: got"),
+    ({"model_cache_dir": "cache"}, "server_model_cache_dir: got the string 'cache'; expected an absolute path"),
+    ({"engine_cache_dir": "/var/../etc"}, "server_engine_cache_dir: got the string '/var/../etc'; expected an absolute path without '..'"),
+    ({"registry_prefix": "r\n"}, "server_registry_prefix: got"),
     ({"colour": "blue"}, "unknown deployment options colour"),
 ])
 def test_bad_options_name_the_variable(options, message):
