@@ -29,7 +29,7 @@ options:
         C(smoke_answer), C(smoke_latency_seconds), C(url) (the endpoint), C(state).
       - C(state) says what happened to the host, for example V(serving), V(unchanged),
         V(would deploy <image>), V(NOT SERVED). Missing, it is V(serving) when the row has a
-        C(smoke_answer) and V(NOT SERVED: failed or not reached, see its errors above) otherwise.
+        C(smoke_answer), else C(NOT SERVED) with a pointer to the host's errors above.
     type: list
     elements: dict
     required: true
