@@ -31,6 +31,9 @@ options:
         0600 Docker env file that carries every secret (C(--env-file));
         C(restart_retries) bound of the on-failure restart policy; C(log_max_size);
         C(log_max_file); C(labels).
+      - An option that is V(null) or an empty string keeps its default. ansible-core before 2.19
+        templates an unset value (C({{ x | default(none) }})) as an empty string, and no option
+        means anything by one, so both render the same container and spec hash.
     type: dict
     default: {}
 """
@@ -57,9 +60,19 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, launch_spec
 
 
+def unset_empty(options):
+    """Launch options with '' read as unset (None), as ansible-core >= 2.19 passes an unset value.
+
+    Before 2.19, Jinja templates ``none`` to ''. Left as is, '' fails the network_mode check
+    and lands in the spec (env_file), changing its hash: a controller upgrade would then replace
+    every container.
+    """
+    return {key: None if value == "" else value for key, value in (options or {}).items()}
+
+
 def _launch_spec(profile, options=None):
     try:
-        return launch_spec(profile, options)
+        return launch_spec(profile, unset_empty(options))
     except ProfileError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

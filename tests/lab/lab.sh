@@ -146,7 +146,9 @@ image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 image_label() { docker image inspect --format "{{index .Config.Labels \"$2\"}}" "$1" 2>/dev/null || true; }
 
 ensure_images() {
-  local pids=() kind image
+  # The two builds run at once: each has its own debootstrap cache (build-os-image.sh), and
+  # both are waited for before a failure is reported, naming the image that failed.
+  local pids=() kinds=() failed=() kind image i
   for kind in base target; do
     image="$BASE_IMAGE"; [ "$kind" = target ] && image="$TARGET_OS_IMAGE"
     if image_exists "$image"; then
@@ -154,12 +156,16 @@ ensure_images() {
     else
       say "image $image: building with debootstrap (about a minute; log $LOG/debootstrap-$kind.log)"
       "$LAB_SRC/setup/build-os-image.sh" "$kind" "$image" >"$LOG/build-$kind.log" 2>&1 &
-      pids+=($!)
+      pids+=($!) kinds+=("$kind")
     fi
   done
-  for pid in "${pids[@]}"; do
-    wait "$pid" || die "debootstrap image build failed (see $LOG/build-*.log)"
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed+=("${kinds[$i]}")
   done
+  for kind in "${failed[@]}"; do
+    tail -n 15 "$LOG/build-$kind.log" >&2
+  done
+  [ ${#failed[@]} -eq 0 ] || die "debootstrap build of the ${failed[*]} image failed (see $LOG/build-${failed[0]}.log)"
   local hash
   hash="$(tree_hash "$LAB_SRC" toolkit/src/nvidia-smi toolkit/set-hardware setup/target.Dockerfile)"
   hash="$hash-$(docker image inspect --format '{{.Id}}' "$TARGET_OS_IMAGE" | cut -c8-19)"

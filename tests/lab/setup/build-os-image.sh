@@ -28,12 +28,40 @@ esac
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/inferops-lab-rootfs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-cache="$LAB_DIR/cache/debootstrap"
-mkdir -p "$cache"
-echo "  debootstrap --variant=minbase --include=$include $suite from $mirror"
-debootstrap --variant=minbase --cache-dir="$cache" --include="$include" \
-  "$suite" "$work/rootfs" "$mirror" >"$LAB_DIR/log/debootstrap-$kind.log" 2>&1 || {
-    tail -n 30 "$LAB_DIR/log/debootstrap-$kind.log" >&2; exit 1; }
+# One package cache per image: lab.sh builds both images at once, and two debootstraps writing
+# the same .deb into one --cache-dir race (one validates a file the other is still writing).
+cache="$LAB_DIR/cache/debootstrap-$kind"
+log="$LAB_DIR/log/debootstrap-$kind.log"
+mkdir -p "$cache" "$LAB_DIR/log"
+# A mirror or network error (a Release file caught mid-sync, a 5xx, a reset or truncated
+# download) is retried after a pause; any other failure stops at once.
+mirror_error="Failed getting release|Invalid Release|Couldn't download|Hash Sum mismatch|Retrying failed download"
+mirror_error+="|Connection (refused|reset|timed out)|Temporary failure in name resolution|Unable to establish"
+mirror_error+="|Read error|ERROR 5[0-9][0-9]|Invalid package file|checksum mismatch|Size mismatch"
+attempts="${DEBOOTSTRAP_ATTEMPTS:-3}"
+for attempt in $(seq 1 "$attempts"); do
+  echo "  debootstrap --variant=minbase --include=$include $suite from $mirror (attempt $attempt of $attempts)"
+  rm -rf "$work/rootfs"
+  if debootstrap --variant=minbase --cache-dir="$cache" --include="$include" \
+       "$suite" "$work/rootfs" "$mirror" >"$log" 2>&1; then
+    break
+  fi
+  tail -n 30 "$log" >&2
+  # A log that ends in "I: Validating <package>" is a download cut off mid-validation: retried too.
+  if [ "$attempt" -ge "$attempts" ] ||
+     ! { grep -Eq "$mirror_error" "$log" || tail -n 1 "$log" | grep -q '^I: Validating '; }; then
+    echo "debootstrap of the $kind image failed (attempt $attempt of $attempts; no mirror error to retry" \
+         "or none left); its log: $log" >&2
+    exit 1
+  fi
+  # A truncated download may be left in the cache: keep only the packages that read back whole.
+  for deb in "$cache"/*.deb; do
+    [ -e "$deb" ] || continue
+    dpkg-deb --info "$deb" >/dev/null 2>&1 || rm -f "$deb"
+  done
+  echo "  mirror error; retrying in $((attempt * 20)) s" >&2
+  sleep $((attempt * 20))
+done
 
 root="$work/rootfs"
 if [ "$kind" = target ]; then

@@ -3,13 +3,26 @@
 fake Docker Engine API on a unix socket."""
 from __future__ import annotations
 
+import contextlib
+import json
 import socketserver
 import threading
 
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19 (scripts/check-ansible-versions): its AnsibleModule reads basic._ANSIBLE_ARGS
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        saved = basic._ANSIBLE_ARGS
+        basic._ANSIBLE_ARGS = json.dumps({"ANSIBLE_MODULE_ARGS": args or {}}).encode("utf-8")
+        try:
+            yield
+        finally:
+            basic._ANSIBLE_ARGS = saved
 
 
 class ModuleExit(Exception):
