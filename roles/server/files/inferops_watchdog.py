@@ -735,12 +735,14 @@ def load_state(config):
     return new_state(config)
 
 
-def journal(line, out=sys.stdout):
+def journal(line, out=None):
+    """One JSON line on stdout: systemd puts it in the journal."""
+    out = out or sys.stdout
     out.write(json.dumps(line, sort_keys=True) + "\n")
     out.flush()
 
 
-def tick(host, config, state, clock=time.time, sleep=time.sleep, out=sys.stdout):
+def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None):
     """One probe, its verdict, its action; returns the new state (also written to disk)."""
     try:
         sample, seen = observe(host, config, clock)
