@@ -8,6 +8,7 @@ import math
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from watchdog_program import config, wd  # noqa: F401 - fixtures
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 NOW = 1_800_000_000.0

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
+from watchdog_program import config, wd  # noqa: F401 - fixtures
 
 NOW = 1_800_000_000.0
 # Real vLLM log lines (vllm-project/vllm issue 50934, GB10, Nemotron NVFP4 + Marlin + MTP), as the

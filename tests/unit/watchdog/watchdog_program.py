@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The watchdog program (roles/server/files/inferops_watchdog.py) imported from its file: it is
-shipped to the hosts as a file, not as part of a Python package."""
+"""Fixtures of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
+from its file, as it is shipped to the hosts as a file, not as part of a Python package; and its
+configuration as the server role writes it. (Not a conftest.py: tests/unit/lab imports its own
+``conftest`` by name.)"""
 from __future__ import annotations
 
 import importlib.util
