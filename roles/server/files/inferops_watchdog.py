@@ -742,8 +742,11 @@ def journal(line, out=None):
     out.flush()
 
 
-def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None):
-    """One probe, its verdict, its action; returns the new state (also written to disk)."""
+def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True):
+    """One probe, its verdict, its action; returns the new state (also written to disk).
+
+    ``act=False`` (``--once``) probes and reports what it would do, changing nothing.
+    """
     try:
         sample, seen = observe(host, config, clock)
     except DockerError as exc:
@@ -754,6 +757,11 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None):
     now = sample["t"]
     decision = decide_action(state, verdict, config, now)
     action = None
+    if not act:
+        journal({"container": config["container"], "outcome": verdict["outcome"], "reason": verdict["reason"],
+                 "would": decision["action"], "status": state.get("status"), "facts": verdict["facts"]}, out)
+        state = dict(state, status="healthy" if verdict["outcome"] in ("healthy", "busy") else "unhealthy")
+        return state
     if decision["action"] in ("restart", "give_up"):
         action = {"t": now, "kind": decision["action"], "outcome": verdict["outcome"], "reason": decision["reason"],
                   "evidence": evidence(host, config, sample, seen)}
@@ -780,7 +788,8 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="inferops-watchdog", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="the JSON configuration the server role writes")
-    parser.add_argument("--once", action="store_true", help="one probe, then exit (0 when healthy)")
+    parser.add_argument("--once", action="store_true",
+                        help="one probe, report what it would do, change nothing; exit 0 when healthy")
     args = parser.parse_args(argv)
     try:
         with open(args.config, encoding="utf-8") as handle:
@@ -792,7 +801,7 @@ def main(argv=None):
     state = load_state(config)
     while True:
         started = time.monotonic()
-        state = tick(host, config, state)
+        state = tick(host, config, state, act=not args.once)
         if args.once:
             return 0 if state["status"] == "healthy" else 1
         time.sleep(max(config["interval_s"] - (time.monotonic() - started), 0.0))

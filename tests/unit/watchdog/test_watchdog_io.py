@@ -276,3 +276,12 @@ def test_main_refuses_a_bad_config_file(wd, config, tmp_path, capsys):
     path.write_text(json.dumps(config(interval_s=0)))
     assert wd.main(["--config", str(path)]) == 2
     assert "interval_s must be > 0, got 0" in capsys.readouterr().err
+
+
+def test_once_reports_without_acting(wd, setup, capsys):
+    cfg, host, clock = setup("wedged")
+    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, None, act=False)
+    assert host.calls == [] and state["status"] == "unhealthy"
+    assert not os.path.exists(cfg["state_file"])
+    line = journal_lines(capsys)[0]
+    assert line["outcome"] == "wedged" and line["would"] == "restart"
