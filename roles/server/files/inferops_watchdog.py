@@ -93,6 +93,9 @@ DEFAULTS = {
     "slow_min_running": 1,
     "textfile": None,
     "log_lines": 50,
+    # /health and /metrics answer from the API server even when the engine is saturated; a
+    # starved host can still be slow to, so they get their own timeout, not the probe's deadline.
+    "http_timeout_s": 10.0,
 }
 
 
@@ -155,6 +158,7 @@ def load_config(data):
     _number(config, "slow_window_s", 0)
     _number(config, "slow_min_running", 0)
     _number(config, "log_lines", 0, strict=False)
+    _number(config, "http_timeout_s", 0)
     return config
 
 
@@ -278,6 +282,13 @@ def classify(records, sample, config):
                 "container": {"running": bool(container.get("running")),
                               "restarting": bool(container.get("restarting"))}}
 
+    def confirm(reason, needed):
+        """``wedged`` once ``needed`` consecutive probes (this one included) saw it, ``suspect`` before."""
+        seen = _consecutive(records, "suspect") + 1
+        if seen < needed:
+            return verdict("suspect", "%s (%d of %d probes)" % (reason, seen, needed))
+        return verdict("wedged", reason)
+
     if not container.get("exists"):
         return verdict("dead", "container %s does not exist" % config["container"])
     if not container.get("running"):
@@ -292,6 +303,10 @@ def classify(records, sample, config):
     age = sample["t"] - started if started else None
     facts["started_s_ago"] = age
     in_grace = age is not None and age < config["startup_grace_s"]
+    if health.get("timed_out") and not in_grace:
+        # An API server that does not answer /health at all is hung, or the host is starved:
+        # wedged only when it happens on consecutive probes.
+        return confirm("/health did not answer within %s s" % config["http_timeout_s"], 2)
     if health.get("status") != 200:
         answer = ("/health answered %s" % health["status"]) if health.get("status") else (
             "/health: %s" % (health.get("error") or "no answer"))
@@ -318,7 +333,11 @@ def classify(records, sample, config):
     if not probe.get("timed_out"):
         return verdict("dead", "/health answers 200 but the completion failed: %s" % probe.get("error"))
     # The completion hung past its deadline: wedged unless the engine generated meanwhile.
+    # An engine whose counter moves every step (vLLM) and did not move for the whole deadline is
+    # wedged; one counting at the end of requests (SGLang), or no counter at all, needs the same
+    # on the next probe too.
     before, after = (points[0], points[-1]) if len(points) >= 2 else (None, None)
+    needed = 1 if config["metrics"].get("tokens_counted", "step") == "step" else 2
     if before and before.get("tokens") is not None and after.get("tokens") is not None:
         facts["tokens_during_probe"] = after["tokens"] - before["tokens"]
         facts["running"] = after.get("running")
@@ -328,14 +347,9 @@ def classify(records, sample, config):
         frozen = "while %s request(s) ran the generated-token counter stayed at %d" % (
             after.get("running"), after["tokens"])
     else:
-        frozen = "and /metrics gave no generated-token counter"
-    needed = 1 if config["metrics"].get("tokens_counted", "step") == "step" else 2
-    seen = _consecutive(records, "suspect") + 1
-    reason = "/health answers 200 but the completion hung past its %s s deadline %s" % (
-        config["probe_deadline_s"], frozen)
-    if seen < needed:
-        return verdict("suspect", "%s (%d of %d probes)" % (reason, seen, needed))
-    return verdict("wedged", reason)
+        frozen, needed = "and /metrics gave no generated-token counter", 2
+    return confirm("/health answers 200 but the completion hung past its %s s deadline %s"
+                   % (config["probe_deadline_s"], frozen), needed)
 
 
 def restarts_in_last_hour(actions, now):
@@ -386,6 +400,15 @@ def memory_verdict(meminfo_text, fraction):
     return available >= needed, available, needed
 
 
+def restarted_by_hand(gave_up, container):
+    """A converge (a new container) or an operator (an explicit start, which resets Docker's
+    RestartCount) started the engine since the watchdog gave up; Docker's own restart policy
+    (RestartCount > 0) does not count."""
+    if container.get("id") and gave_up.get("container_id") and container["id"] != gave_up["container_id"]:
+        return True
+    return (container.get("started_at") or 0) > gave_up["t"] and not container.get("restart_count")
+
+
 def new_state(config):
     return {"version": STATE_VERSION, "container": config["container"], "status": "unknown",
             "outcome": None, "reason": None, "since": None, "last_success": None, "last_probe": None,
@@ -412,11 +435,11 @@ def record(state, sample, verdict, decision, action, now):
         if action.get("kind") == "restart" and action.get("result") == "started":
             counters["restarts"] = counters.get("restarts", 0) + 1
         if action.get("kind") == "give_up":
-            state["gave_up"] = {"t": now, "reason": action["reason"], "evidence": action.get("evidence")}
+            state["gave_up"] = {"t": now, "reason": action["reason"], "evidence": action.get("evidence"),
+                                "container_id": sample["container"].get("id")}
     if outcome == "healthy":
         state["last_success"] = now
-        started = sample["container"].get("started_at") or 0
-        if state.get("gave_up") and started > state["gave_up"]["t"]:
+        if state.get("gave_up") and restarted_by_hand(state["gave_up"], sample["container"]):
             state["gave_up"] = None  # someone else brought a new engine up, and it serves
     if state.get("outcome") != outcome:
         state["since"] = now
@@ -626,7 +649,10 @@ def observe(host, config, clock=time.time):
         return sample, None
     urls, names = config["urls"], config["metrics"]
     try:
-        sample["health"]["status"] = host.http("GET", urls["health"], timeout=min(5.0, config["probe_deadline_s"]))[0]
+        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout_s"])[0]
+    except socket.timeout as exc:
+        sample["health"]["error"], sample["health"]["timed_out"] = _error_text(exc), True
+        return sample, None
     except (OSError, http.client.HTTPException) as exc:
         sample["health"]["error"] = _error_text(exc)
         return sample, None
@@ -634,7 +660,7 @@ def observe(host, config, clock=time.time):
 
     def metrics():
         try:
-            status, text = host.http("GET", urls["metrics"], timeout=min(5.0, config["probe_deadline_s"]))
+            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout_s"])
         except (OSError, http.client.HTTPException):
             return
         if status == 200:

@@ -110,7 +110,9 @@ HUNG = {"timed_out": True, "latency_s": 20.0}
     (sample(probe=HUNG, points=[point(NOW - 21, 3, 5000), point(NOW, 3, 5000)]), "wedged",
      "/health answers 200 but the completion hung past its 20 s deadline while 3 request(s) ran the "
      "generated-token counter stayed at 5000"),
-    (sample(probe=HUNG), "wedged", "and /metrics gave no generated-token counter"),
+    # No counter to tell a saturated engine from a wedged one: suspect first, wedged if it lasts.
+    (sample(probe=HUNG), "suspect", "and /metrics gave no generated-token counter (1 of 2 probes)"),
+    (sample(health="TimeoutError: timed out"), "dead", "/health: TimeoutError: timed out"),
 ])
 def test_classify_one_probe(wd, config, observed, outcome, reason):
     verdict = wd.classify([], observed, wd.load_config(config()))
@@ -130,6 +132,19 @@ def test_classify_needs_two_frozen_probes_when_tokens_count_at_finish(wd, config
     second = wd.classify(records, sample(t=NOW + 30, probe=HUNG,
                                          points=[point(NOW + 9, 1, 90), point(NOW + 30, 1, 90)]), cfg)
     assert second["outcome"] == "wedged"
+
+
+def test_classify_health_that_hangs_needs_two_probes(wd, config):
+    cfg = wd.load_config(config())
+    hung = sample()
+    hung["health"] = {"error": "TimeoutError: timed out", "timed_out": True}
+    first = wd.classify([], hung, cfg)
+    assert first["outcome"] == "suspect" and first["reason"] == "/health did not answer within 10.0 s (1 of 2 probes)"
+    records = [{"t": NOW - 30, "outcome": "suspect", "points": [], "container": container()}]
+    assert wd.classify(records, dict(hung, t=NOW), cfg)["outcome"] == "wedged"
+    # Right after a start the engine may not answer yet.
+    hung["container"]["started_at"] = NOW - 5
+    assert wd.classify([], hung, cfg)["outcome"] == "starting"
 
 
 def test_classify_crash_loop_from_dockers_restart_count(wd, config):
@@ -250,10 +265,25 @@ def test_record_counts_and_marks(wd, config):
     # Healthy again on the container the watchdog gave up on (started before): still marked.
     state = wd.record(state, sample(t=NOW + 60), healthy, {"action": "hold"}, None, NOW + 60)
     assert state["status"] == "gave_up" and state["last_success"] == NOW + 60
-    # A converge started a new container and it serves: the mark is cleared.
-    state = wd.record(state, sample(t=NOW + 90, started=NOW + 70), healthy, {"action": "none"}, None, NOW + 90)
+    # Docker's own restart policy brought it back (RestartCount 1): still marked.
+    state = wd.record(state, sample(t=NOW + 75, started=NOW + 70, restart_count=1), healthy, {"action": "hold"},
+                      None, NOW + 75)
+    assert state["status"] == "gave_up"
+    # An operator started it (an explicit start resets RestartCount) and it serves: cleared.
+    state = wd.record(state, sample(t=NOW + 90, started=NOW + 80), healthy, {"action": "none"}, None, NOW + 90)
     assert state["status"] == "healthy" and state["gave_up"] is None
-    assert len(state["records"]) == 4 and len(state["actions"]) == 2
+    assert len(state["records"]) == 5 and len(state["actions"]) == 2
+
+
+def test_record_clears_the_mark_for_a_new_container(wd, config):
+    cfg = wd.load_config(config())
+    dead = {"outcome": "dead", "reason": "exited", "facts": {}, "container": {"running": False}}
+    give_up = {"t": NOW, "kind": "give_up", "reason": "spent", "evidence": {}}
+    state = wd.record(wd.new_state(cfg), sample(running=False), dead, {"action": "give_up"}, give_up, NOW)
+    assert state["gave_up"]["container_id"] == "c0ffee"
+    healthy = {"outcome": "healthy", "reason": "ok", "facts": {}, "container": {"running": True}}
+    converged = sample(t=NOW + 30, started=NOW + 20, restart_count=2, id="beef00")
+    assert wd.record(state, converged, healthy, {"action": "none"}, None, NOW + 30)["gave_up"] is None
 
 
 def families(text):
