@@ -389,7 +389,7 @@ def memory_verdict(meminfo_text, fraction):
     """(enough, MemAvailable KiB, needed KiB): MemAvailable must cover ``fraction`` x MemTotal."""
     values = {}
     for line in meminfo_text.splitlines():
-        name, _, rest = line.partition(":")
+        name, dummy, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
             values[name.strip()] = int(parts[0])
@@ -812,7 +812,7 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="inferops-watchdog", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="inferops-watchdog", description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--config", required=True, help="the JSON configuration the server role writes")
     parser.add_argument("--once", action="store_true",
                         help="one probe, report what it would do, change nothing; exit 0 when healthy")
