@@ -231,10 +231,11 @@ def docker_restarts(records, sample, window_s):
     return total
 
 
-def _consecutive(records, outcome):
+def _consecutive(records, outcomes):
+    """How many of the latest records in a row have one of ``outcomes``."""
     count = 0
     for record in reversed(records):
-        if record.get("outcome") != outcome:
+        if record.get("outcome") not in outcomes:
             break
         count += 1
     return count
@@ -284,7 +285,7 @@ def classify(records, sample, config):
 
     def confirm(reason, needed):
         """``wedged`` once ``needed`` consecutive probes (this one included) saw it, ``suspect`` before."""
-        seen = _consecutive(records, "suspect") + 1
+        seen = _consecutive(records, ("suspect", "wedged")) + 1
         if seen < needed:
             return verdict("suspect", "%s (%d of %d probes)" % (reason, seen, needed))
         return verdict("wedged", reason)
