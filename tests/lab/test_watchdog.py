@@ -340,8 +340,11 @@ def test_crash_loop_stops_after_the_budget(fleet):
     converge(fleet, {"ENGINE_SIM_FAULT": "crash_after_requests", "ENGINE_SIM_FAULT_AFTER_REQUESTS": 1},
              "-e", "server_warmup_requests=0")
     fresh_watchdog()
-    state = wait_for(lambda: (lambda s: s if s.get("status") == "gave_up" else None)(watchdog_state()), 180,
-                     what="the watchdog to give up")
+    def gave_up():
+        found = watchdog_state()
+        return found if found.get("status") == "gave_up" else None
+
+    state = wait_for(gave_up, 180, what="the watchdog to give up")
     made = restarts(state)
     assert len(made) == BUDGET and all(a["outcome"] in ("dead", "crash_looping") for a in made)
     for action in made:

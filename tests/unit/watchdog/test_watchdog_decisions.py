@@ -8,10 +8,21 @@ import math
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from watchdog_program import config, wd  # noqa: F401 - fixtures
+from watchdog_program import base_config, load_program
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 NOW = 1_800_000_000.0
+
+
+@pytest.fixture(scope="module")
+def wd():
+    return load_program()
+
+
+@pytest.fixture
+def config():
+    """``config(**changes)``: the configuration the server role writes for the lab's GB10 host."""
+    return base_config
 
 
 # ----------------------------------------------------------------------------------- config

@@ -12,9 +12,20 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
-from watchdog_program import config, wd  # noqa: F401 - fixtures
+from watchdog_program import base_config, load_program
 
 NOW = 1_800_000_000.0
+
+
+@pytest.fixture(scope="module")
+def wd():
+    return load_program()
+
+
+@pytest.fixture
+def config():
+    """``config(**changes)``: the configuration the server role writes for the lab's GB10 host."""
+    return base_config
 # Real vLLM log lines (vllm-project/vllm issue 50934, GB10, Nemotron NVFP4 + Marlin + MTP), as the
 # container's log ends when the engine core died.
 CRASH_LOG = [

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Fixtures of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
+"""Helpers of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
 from its file, as it is shipped to the hosts as a file, not as part of a Python package; and its
 configuration as the server role writes it. (Not a conftest.py: tests/unit/lab imports its own
 ``conftest`` by name.)"""
@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PROGRAM = os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py")
@@ -19,18 +17,6 @@ def load_program():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture(scope="session")
-def wd():
-    return load_program()
-
-
-@pytest.fixture
-def config():
-    """``config(**changes)``: a configuration as the server role writes it for the lab's GB10 host
-    (vLLM), with ``changes``."""
-    return base_config
 
 
 def base_config(**changes):
