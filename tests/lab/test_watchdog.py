@@ -340,6 +340,7 @@ def test_crash_loop_stops_after_the_budget(fleet):
     converge(fleet, {"ENGINE_SIM_FAULT": "crash_after_requests", "ENGINE_SIM_FAULT_AFTER_REQUESTS": 1},
              "-e", "server_warmup_requests=0")
     fresh_watchdog()
+
     def gave_up():
         found = watchdog_state()
         return found if found.get("status") == "gave_up" else None

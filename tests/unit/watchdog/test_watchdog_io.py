@@ -26,6 +26,8 @@ def wd():
 def config():
     """``config(**changes)``: the configuration the server role writes for the lab's GB10 host."""
     return base_config
+
+
 # Real vLLM log lines (vllm-project/vllm issue 50934, GB10, Nemotron NVFP4 + Marlin + MTP), as the
 # container's log ends when the engine core died.
 CRASH_LOG = [
