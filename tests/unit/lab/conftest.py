@@ -71,3 +71,14 @@ def gb10():
 def rtx6000():
     from engine_sim.gpu import parse_query
     return parse_query(RTX_PRO_6000_ROWS)[0]
+
+
+@pytest.fixture
+def sims():
+    """Simulator processes a test started (objects with ``proc``): killed if still running at the end."""
+    started = []
+    yield started
+    for sim in started:
+        if sim.proc.poll() is None:
+            sim.proc.kill()
+            sim.proc.wait()

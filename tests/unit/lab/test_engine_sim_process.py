@@ -16,7 +16,6 @@ import time
 import urllib.error
 import urllib.request
 
-import pytest
 from conftest import (ENGINE_SIM_DIR, GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS,
                       SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args, without)
 
@@ -89,16 +88,6 @@ def wait_ready(sim: Sim, port: int) -> None:
             pass
         time.sleep(0.05)
     raise AssertionError("simulator not ready:\n" + sim.stdout)
-
-
-@pytest.fixture
-def sims():
-    started = []
-    yield started
-    for sim in started:
-        if sim.proc.poll() is None:
-            sim.proc.kill()
-            sim.proc.wait()
 
 
 def chat(port, model, content, temperature=0, **extra):

@@ -136,6 +136,7 @@ def run_vllm(argv: list[str]) -> int:
     vllm_log.ready_phase(printer, plan, args, args.host or "0.0.0.0")
     if fault and fault.phase == "first_spec_request":
         state.crash_handler = lambda: _vllm_crash(state)
+    state.runtime_crash = lambda: _vllm_crash(state, vllm_log.misaligned_address_crash)
     state.ready.set()
     interval = float(os.environ.get("VLLM_LOG_STATS_INTERVAL", "10"))
     if not args.disable_log_stats and interval > 0:
@@ -150,12 +151,17 @@ def _stats_loop(state: EngineState, interval: float) -> None:
             state.log_stats(interval)
 
 
-def _vllm_crash(state: EngineState) -> None:
+def _vllm_crash(state: EngineState, record=None) -> None:
+    """The engine core died: its crash record (the bad nightly's by default), /health 503, exit 1."""
     with state.lock:
         if state.dead:
             return
         state.dead = True
-    vllm_log.runtime_crash(state.printer, state.plan)
+        running = state.running
+    if record is None:
+        vllm_log.runtime_crash(state.printer, state.plan)
+    else:
+        record(state.printer, state.plan, running)
     state.exit_code = 1
     grace = float(os.environ.get("ENGINE_SIM_EXIT_GRACE", "1.0"))
     threading.Timer(grace, state.stop.set).start()
@@ -219,9 +225,20 @@ def run_sglang(argv: list[str]) -> int:
     sglang_log.prefill_line(printer, plan, 6, 0, 0, 0)
     printer.uvicorn('127.0.0.1:40110 - "POST /generate HTTP/1.1" 200 OK')
     sglang_log.fired_up(printer)
+    state.runtime_crash = lambda: _sglang_runtime_crash(state)
     state.ready.set()
     state.stop.wait()
     return _sglang_stop(life, printer)
+
+
+def _sglang_runtime_crash(state: EngineState) -> None:
+    """A scheduler exception while serving: SGLang's launcher kills the whole tree (137)."""
+    with state.lock:
+        if state.dead:
+            return
+        state.dead = True
+    sglang_log.runtime_crash(state.printer)
+    _kill_tree()
 
 
 def _sglang_stop(life: Lifecycle, printer: SglangPrinter) -> int:

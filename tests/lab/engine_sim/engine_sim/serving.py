@@ -1,6 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """HTTP side of the simulator: OpenAI-compatible endpoints, health, Prometheus metrics.
 
+Runtime faults (``ENGINE_SIM_FAULT``, strike once ``ENGINE_SIM_FAULT_AFTER_REQUESTS`` requests, default
+20, were admitted since the process started, so they strike again after every restart):
+
+* ``wedge_after_requests``: the engine stops generating without a word (vLLM issue 50934's second
+  incident, eugr/spark-vllm-docker 260): ``/health`` keeps answering 200, requests in flight and
+  new ones hang, ``/metrics`` shows them running while the generated-token counter stays frozen.
+* ``crash_after_requests``: the engine core dies on the next request with the engine's real crash
+  record (vLLM: 50934's CUDA misaligned address; SGLang: a scheduler exception, process tree killed).
+* ``slow_decode``: every decode step is ``ENGINE_SIM_SLOW_FACTOR`` (default 5) times slower.
+
 Deterministic answers: an arithmetic question ("What is 2+2?") is answered with the result,
 anything else with a fixed-vocabulary sentence derived from the prompt.  Speculative decoding
 is simulated per request with per-position acceptance that decays like the seeds measured
@@ -18,6 +28,7 @@ import time
 import uuid
 import zlib
 from http import HTTPStatus
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import sglang_log, vllm_log
@@ -32,6 +43,25 @@ TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 ARITHMETIC_RE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/x×])\s*(-?\d+(?:\.\d+)?)")
 BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
            20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+
+
+RUNTIME_FAULTS = ("wedge_after_requests", "crash_after_requests", "slow_decode")
+
+
+@dataclass(frozen=True)
+class RuntimeFault:
+    name: str
+    after_requests: int
+    slow_factor: float = 5.0
+
+
+def runtime_fault(env) -> RuntimeFault | None:
+    """The runtime fault the environment asks for (see the module docstring), or None."""
+    name = (env.get("ENGINE_SIM_FAULT") or "").strip()
+    if name not in RUNTIME_FAULTS:
+        return None
+    return RuntimeFault(name, int(env.get("ENGINE_SIM_FAULT_AFTER_REQUESTS") or 20),
+                        float(env.get("ENGINE_SIM_SLOW_FACTOR") or 5))
 
 
 def count_tokens(text: str) -> int:
@@ -120,6 +150,10 @@ class EngineState:
         self.slots = threading.Semaphore(self.max_running())
         self.token_latency = float(os.environ.get("ENGINE_SIM_TOKEN_LATENCY", "0.002"))
         self.crash_handler = None  # set by the runner for the bad nightly
+        self.fault = runtime_fault(os.environ)
+        self.runtime_crash = None  # set by the runner: prints the crash record, ends the engine
+        self.wedged = threading.Event()
+        self.slowed = False
         self.last_accept_length = 0.0
         self.last_accept_rate = 0.0
         self.last_throughput = 0.0
@@ -188,6 +222,7 @@ class EngineState:
             if self.crash_handler and self.k:
                 self.crash_handler()
                 raise EngineDead()
+            self._runtime_fault(index)
             hits = self._prefix_lookup(prompt)
             if self.engine == "sglang":
                 sglang_log.prefill_line(self.printer, self.plan, prompt_tokens - hits, hits, self.running - 1, queued)
@@ -199,7 +234,7 @@ class EngineState:
                 drafts, per_pos = simulate_speculation(completion_tokens, self.k, table,
                                                        zlib.crc32(f"{index}|{prompt}".encode()))
             steps = drafts or completion_tokens
-            time.sleep(self.token_latency * steps)
+            self._decode(self.token_latency * (self.fault.slow_factor if self.slowed else 1.0) * steps)
             finished = time.time()
             with self.lock:
                 self.counters["prompt_tokens"] += prompt_tokens
@@ -237,6 +272,26 @@ class EngineState:
             self.slots.release()
         return {"text": text, "reasoning": reasoning, "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens, "finish_reason": finish, "cached_tokens": hits}
+
+    def _runtime_fault(self, index: int) -> None:
+        """Strike the configured runtime fault once ``index`` requests were admitted before this one."""
+        fault = self.fault
+        if fault is None or index < fault.after_requests:
+            return
+        if fault.name == "slow_decode":
+            self.slowed = True
+        elif fault.name == "crash_after_requests" and self.runtime_crash:
+            self.runtime_crash()
+            raise EngineDead()
+        elif fault.name == "wedge_after_requests":
+            self.wedged.set()
+            self._decode(0)
+
+    def _decode(self, seconds: float) -> None:
+        """Decode for ``seconds``; once wedged, never finish (until the engine is stopped)."""
+        if self.wedged.wait(seconds):
+            self.stop.wait()
+            raise EngineStopped()
 
     def _reasoning_enabled(self) -> bool:
         if self.engine == "vllm":
@@ -399,6 +454,10 @@ class EngineDead(Exception):
     """The engine core died while serving a request."""
 
 
+class EngineStopped(Exception):
+    """The engine was stopped while a (wedged) request waited: its client is long gone."""
+
+
 def _messages_to_prompt(messages) -> str:
     parts = []
     for message in messages or []:
@@ -546,6 +605,9 @@ class Handler(BaseHTTPRequestHandler):
         temperature = body.get("temperature", (body.get("sampling_params") or {}).get("temperature"))
         try:
             result = state.generate(prompt, max_tokens, temperature, chat=kind == "chat")
+        except EngineStopped:
+            self.close_connection = True
+            return
         except EngineDead:
             self._error(500, "EngineCore encountered an issue. See stack trace (above) for the root cause.",
                         "InternalServerError")

@@ -128,6 +128,23 @@ def scheduler_fault(p: SglangPrinter, plan: SglangPlan) -> None:
     p.log("Received sigquit from a child process. It usually means the child failed.")
 
 
+def runtime_crash(p: SglangPrinter) -> None:
+    """The runtime fault ``crash_after_requests``: a CUDA illegal memory access in a decode batch
+    (eugr/spark-vllm-docker 308 under sustained load); the scheduler's exception reaches the
+    launcher as SIGQUIT, which kills the process tree (scheduler.py / the launcher's handler)."""
+    frames = [("sglang/srt/managers/scheduler.py", 2790, "run_scheduler_process", "scheduler.event_loop_normal()"),
+              ("sglang/srt/managers/scheduler.py", 1012, "event_loop_normal", "result = self.run_batch(batch)"),
+              ("sglang/srt/managers/tp_worker.py", 395, "forward_batch_generation",
+               "logits_output, can_run_cuda_graph = self.model_runner.forward("),
+              ("sglang/srt/model_executor/cuda_graph_runner.py", 820, "replay", "self.graphs[self.bs].replay()"),
+              ("torch/cuda/graphs.py", 139, "replay", "super().replay()")]
+    lines = traceback_lines(frames, "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+                            "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+                            "stacktrace below might be incorrect.", SITE)
+    p.log("Scheduler hit an exception: " + "\n".join(lines), "TP0")
+    p.log("Received sigquit from a child process. It usually means the child failed.")
+
+
 def ready_phase(p: SglangPrinter, plan: SglangPlan, display_host: str, port: int) -> None:
     args = plan.server_args
     p.log(f"max_total_num_tokens={plan.kv_cache_tokens}, chunked_prefill_size={args['chunked_prefill_size']}, "

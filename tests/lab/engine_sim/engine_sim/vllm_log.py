@@ -413,6 +413,39 @@ def runtime_crash(p: VllmPrinter, plan: VllmPlan) -> None:
                         "See stack trace (above) for the root cause.")))
 
 
+def misaligned_address_crash(p: VllmPrinter, plan: VllmPlan, running: int) -> None:
+    """The runtime fault ``crash_after_requests``: vLLM issue 50934 (GB10, Nemotron NVFP4 + Marlin
+    MoE + MTP, after ~10 days): the engine core dumps the scheduler state (dump_input.py), then
+    dies with ``torch.AcceleratorError: CUDA error: misaligned address`` in the model forward
+    (frames and the CUDA lines as vLLM issue 41257 shows them for the same error)."""
+    p.log("EngineCore", "ERROR", "dump_input.py:72", "Dumping input data for V1 LLM engine (v%s) with config: "
+          "model=%r, speculative_config=%s" % (full_version("vllm", plan.version), plan.served_model_name,
+                                               "SpeculativeConfig(method='mtp')" if plan.spec else None))
+    p.log("EngineCore", "ERROR", "dump_input.py:79", "Dumping scheduler output for model execution: "
+          "SchedulerOutput(scheduled_new_reqs=[], scheduled_cached_reqs=CachedRequestData(req_ids=[...]), "
+          "num_scheduled_tokens={...}, total_num_scheduled_tokens=%d, scheduled_spec_decode_tokens={}, "
+          "num_spec_tokens_to_schedule=%d)" % (max(running, 1) * 8, plan.num_spec_tokens))
+    p.log("EngineCore", "ERROR", "dump_input.py:81", "Dumping scheduler stats: SchedulerStats(num_running_reqs=%d, "
+          "num_waiting_reqs=0, step_counter=0, current_wave=0)" % max(running, 1))
+    frames = [(ENGINE_CORE, 1064, "run_engine_core", "engine_core.run_busy_loop()"),
+              (ENGINE_CORE, 1091, "run_busy_loop", "self._process_engine_step()"),
+              (ENGINE_CORE, 1128, "_process_engine_step", "outputs, model_executed = self.step_fn()"),
+              (ENGINE_CORE, 455, "step_with_batch_queue", "model_output = future.result()"),
+              ("vllm/v1/worker/gpu_model_runner.py", 3524, "_model_forward", "return self.model("),
+              ("vllm/compilation/cuda_graph.py", 355, "__call__", "entry.cudagraph.replay()"),
+              ("torch/cuda/graphs.py", 139, "replay", "super().replay()")]
+    lines = traceback_lines(frames, "torch.AcceleratorError: CUDA error: misaligned address\n"
+                            + CUDA_TAIL.replace("cudaErrorIllegalAddress", "cudaErrorMisalignedAddress"))
+    p.log("EngineCore", "ERROR", "core.py:1073", "EngineCore encountered a fatal error.\n" + "\n".join(lines))
+    p.log("APIServer", "ERROR", "async_llm.py:704", "AsyncLLM output_handler failed.\n" + "\n".join(
+        traceback_lines([("vllm/v1/engine/async_llm.py", 660, "output_handler",
+                          "outputs = await engine_core.get_output_async()"),
+                         ("vllm/v1/engine/core_client.py", 903, "get_output_async",
+                          "raise self._format_exception(outputs) from None")],
+                        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. "
+                        "See stack trace (above) for the root cause.")))
+
+
 def shutdown(p: VllmPrinter, errored: bool) -> None:
     if errored:
         p.log("APIServer", "ERROR", "launcher.py:110", "Engine is dead. Shutting down the server.")

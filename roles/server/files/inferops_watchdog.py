@@ -1,0 +1,838 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""inferops-watchdog: keeps one serving container generating, within a restart budget.
+
+Installed by the inferops.serving server role on every serving host and run by systemd
+(``inferops-watchdog@<container>.service``, ``python3 inferops_watchdog.py --config FILE``),
+one process per serving container. Python 3.8+ standard library only.
+
+Every ``interval_s`` it proves the engine still generates: the container's state from the
+Docker Engine API, ``/health``, ``/metrics``, a real completion (a few tokens, temperature 0,
+the deployment's served model name) with a deadline, ``/metrics`` again. Then it classifies:
+
+* ``healthy``: the completion answered within the deadline.
+* ``busy``: the completion missed its deadline but the engine generated tokens meanwhile
+  (a saturated engine queues the probe: never restarted).
+* ``starting``: the container started less than ``startup_grace_s`` ago and does not answer yet.
+* ``suspect`` / ``wedged``: ``/health`` answers 200 but the completion hangs past its deadline
+  while the generated-token counter does not move (vLLM 50934's second incident, eugr 260).
+  Engines that count tokens per step (vLLM) are wedged at the first such probe; engines that
+  count them when a request finishes (SGLang) need the counter frozen across two probes.
+* ``dead``: the container is not running, refuses connections after its start-up grace,
+  ``/health`` fails, or completions fail with a server error.
+* ``crash_looping``: Docker restarted the container ``crash_loop_restarts`` times within
+  ``crash_loop_window_s`` and it does not serve now.
+* ``slow``: under load (requests running at every sample of the window) the engine generated
+  fewer than ``slow_floor_tps`` tokens/s over ``slow_window_s``.
+* ``probe_error``: the engine refused the probe itself (HTTP 4xx): a configuration problem,
+  reported, never acted on.
+
+``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container through the Docker
+Engine API, at most ``max_restarts_per_hour``; on a unified-memory host (GB10) the container is
+stopped first and started only once ``MemAvailable`` covers ``memory_fraction`` x ``MemTotal``
+again (bounded by ``memory_wait_timeout_s``), because a restart loop there leaks unified memory
+until a physical reset. When the budget is spent the watchdog gives up: it stops acting, keeps
+probing and reporting, and the host stays marked unhealthy with the evidence until the
+container is started by someone else (a converge, an operator) and serves again.
+
+Every probe and action goes to the journal (one JSON line on stdout each) and to the state
+file (JSON, bounded history); failures carry the last lines of the container's log and the
+metrics seen. Prometheus metrics go to a node_exporter textfile (written to a temporary file,
+then renamed).
+"""
+from __future__ import annotations
+
+import argparse
+import calendar
+import http.client
+import json
+import math
+import os
+import re
+import socket
+import struct
+import sys
+import tempfile
+import time
+from urllib.parse import quote, urlsplit
+
+STATE_VERSION = 1
+HISTORY = 60  # probe records kept in the state file
+ACTIONS = 30  # action records kept in the state file
+HOUR = 3600.0
+DOCKER_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
+
+# Outcomes that never call for an action.
+QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
+# Outcomes that call for a restart (within the budget).
+FAULTS = ("dead", "wedged", "crash_looping", "slow")
+OUTCOMES = QUIET + FAULTS
+
+REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": dict, "metrics": dict,
+            "state_file": str}
+DEFAULTS = {
+    "docker_host": "unix:///var/run/docker.sock",
+    "interval_s": 30.0,
+    "probe_deadline_s": 20.0,
+    "probe_max_tokens": 4,
+    "probe_prompt": "What is 2+2? Answer with just the number.",
+    "startup_grace_s": 1800.0,
+    "max_restarts_per_hour": 3,
+    "stop_timeout_s": 30,
+    "crash_loop_restarts": 2,
+    "crash_loop_window_s": 600.0,
+    "unified_memory": False,
+    "memory_fraction": 0.9,
+    "meminfo_path": "/proc/meminfo",
+    "memory_wait_timeout_s": 300.0,
+    "memory_poll_s": 5.0,
+    "slow_floor_tps": None,
+    "slow_window_s": None,  # defaults to interval_s
+    "slow_min_running": 1,
+    "textfile": None,
+    "log_lines": 50,
+    # /health and /metrics answer from the API server even when the engine is saturated; a
+    # starved host can still be slow to, so they get their own timeout, not the probe's deadline.
+    "http_timeout_s": 10.0,
+}
+
+
+class ConfigError(Exception):
+    """The watchdog's configuration file is wrong; the message names the key."""
+
+
+# ----------------------------------------------------------------------------------- config
+
+def _number(config, key, minimum, strict=True):
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ConfigError("%s must be a number, got %r" % (key, value))
+    if (value <= minimum) if strict else (value < minimum):
+        raise ConfigError("%s must be %s %s, got %r" % (key, ">" if strict else ">=", minimum, value))
+    return value
+
+
+def load_config(data):
+    """The configuration (a dict parsed from the JSON file) with defaults applied, validated.
+
+    The server role writes this file from the deployment plan and validates the role
+    variables before (plugins/plugin_utils/_watchdog.py); this guards the file itself.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError("the configuration must be a JSON object")
+    config = dict(DEFAULTS)
+    config.update({key: value for key, value in data.items() if value is not None or key not in DEFAULTS})
+    for key, kind in REQUIRED.items():
+        if not isinstance(config.get(key), kind) or not config[key]:
+            raise ConfigError("%s is required (%s)" % (key, kind.__name__))
+    for key in ("chat", "health", "metrics"):
+        if not str(config["urls"].get(key) or "").startswith("http://"):
+            raise ConfigError("urls.%s must be an http:// URL, got %r" % (key, config["urls"].get(key)))
+    for key in ("running", "generation_tokens"):
+        if not config["metrics"].get(key):
+            raise ConfigError("metrics.%s must name the engine's Prometheus metric" % key)
+    if config["metrics"].get("tokens_counted", "step") not in ("step", "finish"):
+        raise ConfigError("metrics.tokens_counted must be step or finish")
+    _number(config, "interval_s", 0)
+    _number(config, "probe_deadline_s", 0)
+    if config["probe_deadline_s"] >= config["interval_s"]:
+        raise ConfigError("probe_deadline_s (%s) must be shorter than interval_s (%s)"
+                          % (config["probe_deadline_s"], config["interval_s"]))
+    _number(config, "probe_max_tokens", 0)
+    _number(config, "startup_grace_s", 0, strict=False)
+    _number(config, "max_restarts_per_hour", 0, strict=False)
+    _number(config, "stop_timeout_s", 0, strict=False)
+    _number(config, "crash_loop_restarts", 0)
+    _number(config, "crash_loop_window_s", 0)
+    _number(config, "memory_fraction", 0)
+    if config["memory_fraction"] > 1:
+        raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
+    _number(config, "memory_wait_timeout_s", 0, strict=False)
+    _number(config, "memory_poll_s", 0)
+    if config["slow_floor_tps"] is not None:
+        _number(config, "slow_floor_tps", 0)
+    if config["slow_window_s"] is None:
+        config["slow_window_s"] = config["interval_s"]
+    _number(config, "slow_window_s", 0)
+    _number(config, "slow_min_running", 0)
+    _number(config, "log_lines", 0, strict=False)
+    _number(config, "http_timeout_s", 0)
+    return config
+
+
+# ---------------------------------------------------------------------- Prometheus text format
+
+def _split_sample(line):
+    """``name{labels} value [ts]`` -> (name, value text), or None for a line that is no sample."""
+    if not line or line.startswith("#"):
+        return None
+    brace = line.find("{")
+    space = line.find(" ")
+    if brace != -1 and (space == -1 or brace < space):
+        name = line[:brace]
+        pos, quoted, escaped = brace + 1, False, False
+        while pos < len(line):
+            char = line[pos]
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = not quoted
+            elif char == "}" and not quoted:
+                break
+            pos += 1
+        rest = line[pos + 1:].split()
+    else:
+        name, rest = line[:space] if space != -1 else line, line[space + 1:].split() if space != -1 else []
+    return (name, rest[0]) if rest else None
+
+
+def parse_metrics(text):
+    """{metric name: sum over its label sets} of a Prometheus text exposition."""
+    values = {}
+    for raw in text.splitlines():
+        parsed = _split_sample(raw.strip())
+        if parsed is None:
+            continue
+        name, value = parsed
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        values[name] = values.get(name, 0.0) + number
+    return values
+
+
+def metrics_point(values, names, now):
+    """One (time, running, generation tokens) sample from parsed metrics; None parts are missing."""
+    return {"t": now, "running": values.get(names["running"]),
+            "tokens": values.get(names["generation_tokens"])}
+
+
+# --------------------------------------------------------------------------- pure decisions
+
+def docker_restarts(records, sample, window_s):
+    """Restarts Docker's restart policy made within ``window_s`` before the sample.
+
+    Docker's ``RestartCount`` counts the policy's restarts since the last explicit start (which
+    resets it), so an increase between two observations is that many restarts, and a decrease
+    means an explicit start happened and the policy restarted it the new value's times since.
+    """
+    now = sample["t"]
+    seen = [r["container"] for r in records if now - r["t"] <= window_s and r.get("container")]
+    seen.append(sample["container"])
+    counts = [c.get("restart_count") or 0 for c in seen if c.get("exists")]
+    total = 0
+    for previous, current in zip(counts, counts[1:]):
+        total += current - previous if current >= previous else current
+    return total
+
+
+def _consecutive(records, outcomes):
+    """How many of the latest records in a row have one of ``outcomes``."""
+    count = 0
+    for record in reversed(records):
+        if record.get("outcome") not in outcomes:
+            break
+        count += 1
+    return count
+
+
+def decode_rate(records, sample, config):
+    """Tokens/s over the slow window when under load at every point of it, else None."""
+    now, window = sample["t"], config["slow_window_s"]
+    points = [p for r in records for p in r.get("points", []) if now - p["t"] <= window * 1.5]
+    points += sample.get("points", [])
+    points = [p for p in points if p.get("tokens") is not None and p.get("running") is not None]
+    if len(points) < 2:
+        return None
+    points.sort(key=lambda p: p["t"])
+    # The newest point at least a window before the last one anchors the rate.
+    last = points[-1]
+    anchors = [p for p in points if last["t"] - p["t"] >= window]
+    if not anchors:
+        return None
+    first = anchors[-1]
+    span = [p for p in points if p["t"] >= first["t"]]
+    if any(p["running"] < config["slow_min_running"] for p in span):
+        return None
+    if last["tokens"] < first["tokens"]:  # the counter restarted with the engine
+        return None
+    return (last["tokens"] - first["tokens"]) / (last["t"] - first["t"])
+
+
+def classify(records, sample, config):
+    """The outcome of one probe: {"outcome", "reason", "facts"}.
+
+    ``records`` are the previous probes' records (oldest first, as the state keeps them),
+    ``sample`` this probe's observations: ``t``, ``container`` (exists, running, restarting,
+    status, exit_code, oom_killed, started_at epoch, restart_count), ``health`` (status or
+    error), ``probe`` (ok, status, error, timed_out, latency_s, tokens), ``points`` (metrics
+    before and after the probe, see metrics_point).
+    """
+    container, health, probe = sample["container"], sample.get("health") or {}, sample.get("probe") or {}
+    points = sample.get("points") or []
+    facts = {"docker_restarts": docker_restarts(records, sample, config["crash_loop_window_s"])}
+    looping = facts["docker_restarts"] >= config["crash_loop_restarts"]
+
+    def verdict(outcome, reason):
+        return {"outcome": outcome, "reason": reason, "facts": facts,
+                "container": {"running": bool(container.get("running")),
+                              "restarting": bool(container.get("restarting"))}}
+
+    def confirm(reason, needed):
+        """``wedged`` once ``needed`` consecutive probes (this one included) saw it, ``suspect`` before."""
+        seen = _consecutive(records, ("suspect", "wedged")) + 1
+        if seen < needed:
+            return verdict("suspect", "%s (%d of %d probes)" % (reason, seen, needed))
+        return verdict("wedged", reason)
+
+    if not container.get("exists"):
+        return verdict("dead", "container %s does not exist" % config["container"])
+    if not container.get("running"):
+        state = "restarting (Docker's restart policy)" if container.get("restarting") else (
+            "%s, exit code %s%s" % (container.get("status"), container.get("exit_code"),
+                                    ", OOM-killed" if container.get("oom_killed") else ""))
+        if looping:
+            return verdict("crash_looping", "Docker restarted the container %d times within %d s; now %s"
+                           % (facts["docker_restarts"], config["crash_loop_window_s"], state))
+        return verdict("dead", "container %s is not running: %s" % (config["container"], state))
+    started = container.get("started_at")
+    age = sample["t"] - started if started else None
+    facts["started_s_ago"] = age
+    in_grace = age is not None and age < config["startup_grace_s"]
+    if health.get("timed_out") and not in_grace:
+        # An API server that does not answer /health at all is hung, or the host is starved:
+        # wedged only when it happens on consecutive probes.
+        return confirm("/health did not answer within %s s" % config["http_timeout_s"], 2)
+    if health.get("status") != 200:
+        answer = ("/health answered %s" % health["status"]) if health.get("status") else (
+            "/health: %s" % (health.get("error") or "no answer"))
+        if in_grace and not looping:
+            return verdict("starting", "started %d s ago, %s" % (age, answer))
+        if looping:
+            return verdict("crash_looping", "Docker restarted the container %d times within %d s; %s"
+                           % (facts["docker_restarts"], config["crash_loop_window_s"], answer))
+        return verdict("dead", answer)
+    if probe.get("ok"):
+        rate = decode_rate(records, sample, config)
+        facts["decode_tps"] = rate
+        floor = config.get("slow_floor_tps")
+        if floor is not None and rate is not None and rate < floor:
+            return verdict("slow", "generated %.1f tokens/s over %d s under load, floor %.1f"
+                           % (rate, config["slow_window_s"], floor))
+        return verdict("healthy", "completion of %s token(s) in %.2f s" % (probe.get("tokens"), probe.get("latency_s")))
+    status = probe.get("status")
+    if status is not None and 400 <= status < 500:
+        return verdict("probe_error", "the completion was refused: HTTP %s %s" % (status, probe.get("error") or ""))
+    if status is not None:
+        return verdict("dead", "/health answers 200 but the completion failed: HTTP %s %s"
+                       % (status, probe.get("error") or ""))
+    if not probe.get("timed_out"):
+        return verdict("dead", "/health answers 200 but the completion failed: %s" % probe.get("error"))
+    # The completion hung past its deadline: wedged unless the engine generated meanwhile.
+    # An engine whose counter moves every step (vLLM) and did not move for the whole deadline is
+    # wedged; one counting at the end of requests (SGLang), or no counter at all, needs the same
+    # on the next probe too.
+    before, after = (points[0], points[-1]) if len(points) >= 2 else (None, None)
+    needed = 1 if config["metrics"].get("tokens_counted", "step") == "step" else 2
+    if before and before.get("tokens") is not None and after.get("tokens") is not None:
+        facts["tokens_during_probe"] = after["tokens"] - before["tokens"]
+        facts["running"] = after.get("running")
+        if after["tokens"] > before["tokens"]:
+            return verdict("busy", "the completion missed its %s s deadline while the engine generated %d tokens"
+                           % (config["probe_deadline_s"], after["tokens"] - before["tokens"]))
+        frozen = "while %s request(s) ran the generated-token counter stayed at %d" % (
+            after.get("running"), after["tokens"])
+    else:
+        frozen, needed = "and /metrics gave no generated-token counter", 2
+    return confirm("/health answers 200 but the completion hung past its %s s deadline %s"
+                   % (config["probe_deadline_s"], frozen), needed)
+
+
+def restarts_in_last_hour(actions, now):
+    return [a for a in actions if a.get("kind") == "restart" and now - a["t"] < HOUR]
+
+
+def budget_left(actions, budget, now):
+    """Restarts still allowed in the rolling hour."""
+    return max(int(budget) - len(restarts_in_last_hour(actions, now)), 0)
+
+
+def decide_action(state, verdict, config, now):
+    """What to do about a verdict: {"action": none|wait|restart|give_up|hold, "reason", ...}.
+
+    ``restart`` carries ``stop_first`` (the container still runs) and ``wait_for_memory``
+    (unified memory: start only once the memory came back).
+    """
+    outcome = verdict["outcome"]
+    if outcome in QUIET:
+        return {"action": "none", "reason": outcome}
+    gave_up = state.get("gave_up")
+    if gave_up:
+        return {"action": "hold", "reason": "gave up at %s: %s" % (_iso(gave_up["t"]), gave_up["reason"])}
+    container = verdict.get("container") or {}
+    if container.get("restarting"):
+        return {"action": "wait", "reason": "Docker's restart policy is restarting the container"}
+    left = budget_left(state.get("actions", []), config["max_restarts_per_hour"], now)
+    if left <= 0:
+        return {"action": "give_up", "reason": "%s, and the restart budget (%d per hour) is spent: %s"
+                % (outcome, config["max_restarts_per_hour"], verdict["reason"])}
+    return {"action": "restart", "reason": "%s: %s" % (outcome, verdict["reason"]),
+            "stop_first": bool(container.get("running")), "wait_for_memory": bool(config["unified_memory"]),
+            "budget_left_after": left - 1}
+
+
+def memory_verdict(meminfo_text, fraction):
+    """(enough, MemAvailable KiB, needed KiB): MemAvailable must cover ``fraction`` x MemTotal."""
+    values = {}
+    for line in meminfo_text.splitlines():
+        name, dummy, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            values[name.strip()] = int(parts[0])
+    total, available = values.get("MemTotal"), values.get("MemAvailable")
+    if total is None or available is None:
+        return False, available, None
+    needed = int(fraction * total)
+    return available >= needed, available, needed
+
+
+def restarted_by_hand(gave_up, container):
+    """A converge (a new container) or an operator (an explicit start, which resets Docker's
+    RestartCount) started the engine since the watchdog gave up; Docker's own restart policy
+    (RestartCount > 0) does not count."""
+    if container.get("id") and gave_up.get("container_id") and container["id"] != gave_up["container_id"]:
+        return True
+    return (container.get("started_at") or 0) > gave_up["t"] and not container.get("restart_count")
+
+
+def new_state(config):
+    return {"version": STATE_VERSION, "container": config["container"], "status": "unknown",
+            "outcome": None, "reason": None, "since": None, "last_success": None, "last_probe": None,
+            "gave_up": None, "counters": {"probes": 0, "wedges": 0, "restarts": 0},
+            "records": [], "actions": []}
+
+
+def record(state, sample, verdict, decision, action, now):
+    """The state after one probe (a new dict; ``state`` is not changed)."""
+    state = json.loads(json.dumps(state))
+    outcome = verdict["outcome"]
+    probe = sample.get("probe") or {}
+    entry = {"t": now, "outcome": outcome, "reason": verdict["reason"], "action": decision["action"],
+             "latency_s": probe.get("latency_s"), "points": sample.get("points") or [],
+             "container": {k: sample["container"].get(k) for k in ("exists", "running", "id", "started_at",
+                                                                   "restart_count")}}
+    state["records"] = (state.get("records", []) + [entry])[-HISTORY:]
+    counters = state.setdefault("counters", {"probes": 0, "wedges": 0, "restarts": 0})
+    counters["probes"] = counters.get("probes", 0) + 1
+    if outcome == "wedged":
+        counters["wedges"] = counters.get("wedges", 0) + 1
+    if action is not None:
+        state["actions"] = (state.get("actions", []) + [action])[-ACTIONS:]
+        if action.get("kind") == "restart" and action.get("result") == "started":
+            counters["restarts"] = counters.get("restarts", 0) + 1
+        if action.get("kind") == "give_up":
+            state["gave_up"] = {"t": now, "reason": action["reason"], "evidence": action.get("evidence"),
+                                "container_id": sample["container"].get("id")}
+    if outcome == "healthy":
+        state["last_success"] = now
+        if state.get("gave_up") and restarted_by_hand(state["gave_up"], sample["container"]):
+            state["gave_up"] = None  # someone else brought a new engine up, and it serves
+    if state.get("outcome") != outcome:
+        state["since"] = now
+    state["outcome"], state["reason"], state["last_probe"] = outcome, verdict["reason"], now
+    if state.get("gave_up"):
+        state["status"] = "gave_up"
+    elif outcome in ("healthy", "busy"):
+        state["status"] = "healthy"
+    elif outcome in ("starting", "suspect"):
+        state["status"] = outcome
+    else:
+        state["status"] = "unhealthy"
+    return state
+
+
+def _label(value):
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def render_textfile(state, config, now):
+    """node_exporter textfile collector content (Prometheus text format 0.0.4)."""
+    labels = 'container="%s"' % _label(config["container"])
+    last = (state.get("records") or [{}])[-1]
+    out = []
+
+    def metric(name, kind, help_text, value, extra=""):
+        out.append("# HELP %s %s" % (name, help_text))
+        out.append("# TYPE %s %s" % (name, kind))
+        if isinstance(value, dict):
+            for key in sorted(value):
+                out.append('%s{%s,%s} %s' % (name, labels, key, _number_text(value[key])))
+        else:
+            out.append("%s{%s%s} %s" % (name, labels, extra, _number_text(value)))
+
+    metric("inferops_watchdog_up", "gauge", "1 when the engine answered the last completion probe in time.",
+           1 if last.get("outcome") in ("healthy", "slow") else 0)
+    metric("inferops_watchdog_probe_latency_seconds", "gauge", "Latency of the last completion probe.",
+           last.get("latency_s") if last.get("latency_s") is not None else float("nan"))
+    metric("inferops_watchdog_probe_outcome", "gauge", "1 for the outcome of the last probe, 0 for the others.",
+           {'outcome="%s"' % o: 1 if last.get("outcome") == o else 0 for o in OUTCOMES})
+    counters = state.get("counters", {})
+    metric("inferops_watchdog_probes_total", "counter", "Probes made.", counters.get("probes", 0))
+    metric("inferops_watchdog_wedges_total", "counter", "Probes that found the engine wedged.",
+           counters.get("wedges", 0))
+    metric("inferops_watchdog_restarts_total", "counter", "Container restarts made by the watchdog.",
+           counters.get("restarts", 0))
+    metric("inferops_watchdog_restart_budget_remaining", "gauge", "Restarts still allowed in the rolling hour.",
+           budget_left(state.get("actions", []), config["max_restarts_per_hour"], now))
+    metric("inferops_watchdog_gave_up", "gauge", "1 when the budget was spent and the watchdog stopped acting.",
+           1 if state.get("gave_up") else 0)
+    metric("inferops_watchdog_last_success_timestamp_seconds", "gauge",
+           "Unix time of the last healthy probe (0: none yet).", state.get("last_success") or 0)
+    return "\n".join(out) + "\n"
+
+
+def _number_text(value):
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return repr(float(value)) if isinstance(value, float) else str(int(value))
+
+
+def _iso(epoch):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+# ------------------------------------------------------------------------------------ I/O
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a unix socket (the Docker daemon's)."""
+
+    def __init__(self, path, timeout):
+        http.client.HTTPConnection.__init__(self, "localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class DockerError(Exception):
+    """The Docker daemon could not be reached or answered an error."""
+
+
+def demux(data):
+    """The payload of Docker's multiplexed log stream (8-byte frame headers), or ``data`` as is."""
+    out, pos = [], 0
+    while len(data) - pos >= 8 and data[pos] in (0, 1, 2) and data[pos + 1:pos + 4] == b"\0\0\0":
+        size = struct.unpack(">I", data[pos + 4:pos + 8])[0]
+        out.append(data[pos + 8:pos + 8 + size])
+        pos += 8 + size
+    return b"".join(out) if out else data
+
+
+def parse_docker_time(text):
+    """RFC 3339 with nanoseconds (``2026-11-29T15:37:01.123456789Z``) -> epoch seconds; None for
+    Docker's zero time (``0001-01-01T00:00:00Z``) or anything else."""
+    match = DOCKER_TIME_RE.match(text or "")
+    if not match or match.group(1) == "0001":
+        return None
+    epoch = float(calendar.timegm(tuple(int(match.group(i)) for i in range(1, 7)) + (0, 0, 0)))
+    if match.group(7):
+        epoch += float("0." + match.group(7))
+    zone = match.group(8)
+    if zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        epoch -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    return epoch
+
+
+class Host(object):
+    """What the watchdog reads and does on the host: Docker Engine API, the engine's HTTP API,
+    /proc/meminfo. The unit tests replace it with a fake of the same methods."""
+
+    def __init__(self, config):
+        self.config = config
+        parts = urlsplit(config["docker_host"])
+        if parts.scheme not in ("unix", "tcp", "http"):
+            raise ConfigError("docker_host %s: only unix:// and tcp:// (without TLS) are supported"
+                              % config["docker_host"])
+        self.docker = parts
+
+    # Docker Engine API -------------------------------------------------------------------
+    def _docker(self, method, path, timeout=30.0):
+        if self.docker.scheme == "unix":
+            conn = UnixHTTPConnection(self.docker.path, timeout)
+        else:
+            conn = http.client.HTTPConnection(self.docker.hostname, self.docker.port or 2375, timeout=timeout)
+        try:
+            conn.request(method, path, headers={"Host": "docker", "Content-Length": "0"} if method != "GET" else
+                         {"Host": "docker"})
+            response = conn.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise DockerError("Docker daemon at %s: %s %s failed: %s" % (self.config["docker_host"], method, path, exc))
+        finally:
+            conn.close()
+
+    def _container_path(self, suffix=""):
+        return "/containers/%s%s" % (quote(self.config["container"], safe=""), suffix)
+
+    def inspect(self):
+        """The container's state as the classifier wants it."""
+        status, body = self._docker("GET", self._container_path("/json"))
+        if status == 404:
+            return {"exists": False}
+        if status != 200:
+            raise DockerError("inspect %s: Docker answered %s" % (self.config["container"], status))
+        info = json.loads(body.decode("utf-8"))
+        state = info.get("State") or {}
+        return {"exists": True, "id": (info.get("Id") or "")[:12], "running": bool(state.get("Running")),
+                "restarting": bool(state.get("Restarting")), "status": state.get("Status"),
+                "exit_code": state.get("ExitCode"), "oom_killed": bool(state.get("OOMKilled")),
+                "error": state.get("Error") or None, "started_at": parse_docker_time(state.get("StartedAt")),
+                "finished_at": parse_docker_time(state.get("FinishedAt")),
+                "restart_count": int(info.get("RestartCount") or 0)}
+
+    def log_tail(self, lines):
+        status, body = self._docker("GET", self._container_path(
+            "/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % lines))
+        if status != 200:
+            return ["(Docker answered %s to the log request)" % status]
+        return demux(body).decode("utf-8", "replace").splitlines()[-lines:]
+
+    def lifecycle(self, verb, timeout=None):
+        """POST /containers/{name}/{start|stop|restart}; 204 done, 304 already in that state."""
+        query = "?t=%d" % timeout if timeout is not None else ""
+        status, body = self._docker("POST", self._container_path("/%s%s" % (verb, query)),
+                                    timeout=30.0 + (timeout or 0))
+        if status not in (204, 304):
+            raise DockerError("%s %s: Docker answered %s: %s" % (verb, self.config["container"], status,
+                                                                 body[:300].decode("utf-8", "replace")))
+
+    # The engine's HTTP API -------------------------------------------------------------------
+    @staticmethod
+    def http(method, url, body=None, timeout=5.0):
+        """(status, body text) of one request; raises socket.timeout / OSError / HTTPException."""
+        parts = urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+        try:
+            data = json.dumps(body).encode("utf-8") if body is not None else None
+            headers = {"Content-Type": "application/json"} if data is not None else {}
+            conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), body=data, headers=headers)
+            response = conn.getresponse()
+            return response.status, response.read().decode("utf-8", "replace")
+        finally:
+            conn.close()
+
+    def read_meminfo(self):
+        with open(self.config["meminfo_path"], encoding="utf-8") as handle:
+            return handle.read()
+
+
+def _error_text(exc):
+    return "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
+
+
+def observe(host, config, clock=time.time):
+    """One probe's observations (see classify) and the raw metrics kept as evidence."""
+    sample = {"t": clock(), "container": host.inspect(), "health": {}, "probe": {}, "points": []}
+    if not sample["container"].get("running"):
+        return sample, None
+    urls, names = config["urls"], config["metrics"]
+    try:
+        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout_s"])[0]
+    except socket.timeout as exc:
+        sample["health"]["error"], sample["health"]["timed_out"] = _error_text(exc), True
+        return sample, None
+    except (OSError, http.client.HTTPException) as exc:
+        sample["health"]["error"] = _error_text(exc)
+        return sample, None
+    seen = {}
+
+    def metrics():
+        try:
+            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout_s"])
+        except (OSError, http.client.HTTPException):
+            return
+        if status == 200:
+            values = parse_metrics(text)
+            seen.update({k: v for k, v in values.items() if k in (names["running"], names["generation_tokens"],
+                                                                  names.get("waiting"))})
+            sample["points"].append(metrics_point(values, names, clock()))
+
+    metrics()
+    body = {"model": config["served_model_name"], "temperature": 0, "max_tokens": config["probe_max_tokens"],
+            "messages": [{"role": "user", "content": config["probe_prompt"]}]}
+    started = clock()
+    probe = sample["probe"]
+    try:
+        status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline_s"])
+        probe["latency_s"] = round(clock() - started, 3)
+        if status == 200:
+            usage = (json.loads(text).get("usage") or {})
+            probe["tokens"] = usage.get("completion_tokens")
+            probe["ok"] = probe["latency_s"] <= config["probe_deadline_s"]
+            probe["timed_out"] = not probe["ok"]
+        else:
+            probe["status"], probe["error"] = status, text[:300]
+    except socket.timeout:
+        probe["latency_s"], probe["timed_out"] = round(clock() - started, 3), True
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        probe["latency_s"], probe["error"] = round(clock() - started, 3), _error_text(exc)
+    metrics()
+    return sample, seen
+
+
+def evidence(host, config, sample, metrics_seen):
+    """What a failure looked like: the container's state, the metrics seen, its last log lines."""
+    found = {"container": sample["container"], "health": sample.get("health"), "probe": sample.get("probe"),
+             "metrics": metrics_seen, "points": sample.get("points")}
+    if sample["container"].get("exists") and config["log_lines"]:
+        try:
+            found["log_tail"] = host.log_tail(config["log_lines"])
+        except DockerError as exc:
+            found["log_tail"] = ["(%s)" % exc]
+    return found
+
+
+def wait_for_memory(host, config, clock=time.time, sleep=time.sleep):
+    """Poll meminfo until MemAvailable covers the engine's share or the wait times out."""
+    deadline = clock() + config["memory_wait_timeout_s"]
+    while True:
+        enough, available, needed = memory_verdict(host.read_meminfo(), config["memory_fraction"])
+        if enough or clock() >= deadline:
+            return {"enough": enough, "mem_available_kib": available, "needed_kib": needed,
+                    "waited_s": round(clock() + config["memory_wait_timeout_s"] - deadline, 1)}
+        sleep(config["memory_poll_s"])
+
+
+def restart(host, config, decision, clock=time.time, sleep=time.sleep):
+    """Carry out a restart decision; returns (result, details)."""
+    details = {}
+    try:
+        if not decision["wait_for_memory"]:
+            host.lifecycle("restart" if decision["stop_first"] else "start",
+                           config["stop_timeout_s"] if decision["stop_first"] else None)
+            return "started", details
+        if decision["stop_first"]:
+            host.lifecycle("stop", config["stop_timeout_s"])
+        details["memory"] = wait_for_memory(host, config, clock, sleep)
+        if not details["memory"]["enough"]:
+            return "memory_not_back", details
+        host.lifecycle("start")
+        return "started", details
+    except (DockerError, OSError) as exc:
+        details["error"] = _error_text(exc)
+        return "failed", details
+
+
+def write_atomic(path, text):
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def load_state(config):
+    try:
+        with open(config["state_file"], encoding="utf-8") as handle:
+            state = json.load(handle)
+        if state.get("version") == STATE_VERSION and state.get("container") == config["container"]:
+            return state
+    except (OSError, ValueError):
+        pass
+    return new_state(config)
+
+
+def journal(line, out=None):
+    """One JSON line on stdout: systemd puts it in the journal."""
+    out = out or sys.stdout
+    out.write(json.dumps(line, sort_keys=True) + "\n")
+    out.flush()
+
+
+def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True):
+    """One probe, its verdict, its action; returns the new state (also written to disk).
+
+    ``act=False`` (``--once``) probes and reports what it would do, changing nothing.
+    """
+    try:
+        sample, seen = observe(host, config, clock)
+    except DockerError as exc:
+        sample, seen = {"t": clock(), "container": {"exists": False, "error": str(exc)}}, None
+        verdict = {"outcome": "probe_error", "reason": str(exc), "facts": {}, "container": {}}
+    else:
+        verdict = classify(state.get("records", []), sample, config)
+    now = sample["t"]
+    decision = decide_action(state, verdict, config, now)
+    action = None
+    if not act:
+        journal({"container": config["container"], "outcome": verdict["outcome"], "reason": verdict["reason"],
+                 "would": decision["action"], "status": state.get("status"), "facts": verdict["facts"]}, out)
+        state = dict(state, status="healthy" if verdict["outcome"] in ("healthy", "busy") else "unhealthy")
+        return state
+    if decision["action"] in ("restart", "give_up"):
+        action = {"t": now, "kind": decision["action"], "outcome": verdict["outcome"], "reason": decision["reason"],
+                  "evidence": evidence(host, config, sample, seen)}
+        if decision["action"] == "restart":
+            action["result"], details = restart(host, config, decision, clock, sleep)
+            action.update(details)
+    line = {"container": config["container"], "outcome": verdict["outcome"], "reason": verdict["reason"],
+            "action": decision["action"], "latency_s": (sample.get("probe") or {}).get("latency_s"),
+            "facts": verdict["facts"]}
+    if decision["action"] not in ("none",):
+        line["action_reason"] = decision["reason"]
+    if action is not None:
+        line["evidence"] = action["evidence"]
+        line["result"] = action.get("result")
+        line.update({k: action[k] for k in ("memory", "error") if k in action})
+    journal(line, out)
+    state = record(state, sample, verdict, decision, action, now)
+    write_atomic(config["state_file"], json.dumps(state, indent=1, sort_keys=True) + "\n")
+    if config.get("textfile"):
+        write_atomic(config["textfile"], render_textfile(state, config, clock()))
+    return state
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="inferops-watchdog", description=__doc__.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--config", required=True, help="the JSON configuration the server role writes")
+    parser.add_argument("--once", action="store_true",
+                        help="one probe, report what it would do, change nothing; exit 0 when healthy")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.config, encoding="utf-8") as handle:
+            config = load_config(json.load(handle))
+        host = Host(config)
+    except (OSError, ValueError, ConfigError) as exc:
+        sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, exc))
+        return 2
+    state = load_state(config)
+    while True:
+        started = time.monotonic()
+        state = tick(host, config, state, act=not args.once)
+        if args.once:
+            return 0 if state["status"] == "healthy" else 1
+        time.sleep(max(config["interval_s"] - (time.monotonic() - started), 0.0))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

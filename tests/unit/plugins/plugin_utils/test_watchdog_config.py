@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The watchdog's configuration from the deployment plan: validation of the role's variables,
+the slow floor from the profile's measured figures, and a result the program itself accepts."""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._engine_metrics import ENGINE_METRICS, engine_metrics
+from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import (
+    WatchdogConfigError, measured_single_stream, watchdog_config)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+# server_deployment as the plan (PLAN_CONTRACT) gives it for the lab's GB10 host.
+DEPLOYMENT = {
+    "engine": "vllm",
+    "container": "inferops-serving",
+    "served_model_name": "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4",
+    "port": 8101,
+    "urls": {"base": "http://127.0.0.1:8101", "chat": "http://127.0.0.1:8101/v1/chat/completions",
+             "completions": "http://127.0.0.1:8101/v1/completions", "metrics": "http://127.0.0.1:8101/metrics",
+             "health": "http://127.0.0.1:8101/health"},
+    "memory": {"fraction": 0.9},
+    "metrics": {"running": "vllm:num_requests_running", "waiting": "vllm:num_requests_waiting",
+                "generation_tokens": "vllm:generation_tokens_total", "kv_usage": "vllm:kv_cache_usage_perc",
+                "spec_drafts": "vllm:spec_decode_num_drafts_total"},
+    "profile": {"name": "gb10-nvfp4-mtp-throughput", "measured": {"single_stream_tok_s": 23.6}},
+}
+OPTIONS = {"interval": 30, "probe_deadline": 20, "probe_max_tokens": 4, "restart_budget": 3, "startup_grace": 1800,
+           "crash_loop_restarts": 2, "crash_loop_window": 600, "unified_memory": True,
+           "meminfo_path": "/etc/inferops-lab/meminfo", "memory_wait_timeout": 300, "slow_floor": None,
+           "slow_fraction": 0.3, "slow_window": None, "docker_host": "unix:///var/run/docker.sock",
+           "state_file": "/var/lib/inferops-serving/watchdog-inferops-serving.json",
+           "textfile": "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom", "log_lines": 50}
+
+
+def program():
+    spec = importlib.util.spec_from_file_location(
+        "inferops_watchdog_for_config", os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_config_from_the_plan_is_what_the_program_reads():
+    config = watchdog_config(DEPLOYMENT, OPTIONS)
+    assert config["metrics"] == {"running": "vllm:num_requests_running", "waiting": "vllm:num_requests_waiting",
+                                 "generation_tokens": "vllm:generation_tokens_total", "tokens_counted": "step"}
+    assert config["slow_floor_tps"] == 7.08
+    assert config["slow_floor_source"] == "0.3 x the profile's measured single_stream_tok_s 23.6"
+    assert config["slow_window_s"] == 30 and config["memory_fraction"] == 0.9 and config["unified_memory"] is True
+    loaded = program().load_config(config)
+    assert loaded["max_restarts_per_hour"] == 3 and loaded["urls"]["chat"].endswith("/v1/chat/completions")
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"interval": 0}, "server_watchdog_interval must be > 0 (seconds), got 0"),
+    ({"restart_budget": -1}, "server_watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
+    ({"restart_budget": 1.5}, "server_watchdog_restart_budget must be a whole number"),
+    ({"probe_deadline": 30}, "server_watchdog_probe_deadline (30 s) must be shorter than server_watchdog_interval (30 s)"),
+    ({"interval": "often"}, "server_watchdog_interval must be a number (seconds), got 'often'"),
+    ({"slow_floor": -2}, "server_watchdog_slow_floor must be > 0 (tokens/s), got -2"),
+    ({"memory_wait_timeout": None}, "server_memory_wait_timeout must be a number"),
+])
+def test_bad_options_are_refused_with_the_variable(changes, message):
+    with pytest.raises(WatchdogConfigError) as caught:
+        watchdog_config(DEPLOYMENT, dict(OPTIONS, **changes))
+    assert str(caught.value).startswith("the watchdog cannot be configured: ")
+    assert message in str(caught.value)
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(WatchdogConfigError) as caught:
+        watchdog_config(dict(DEPLOYMENT, engine="tgi"), dict(OPTIONS, interval=0, restart_budget=-3))
+    text = str(caught.value)
+    assert "server_watchdog_interval" in text and "server_watchdog_restart_budget" in text
+    assert "the deployment's engine 'tgi' is not one the watchdog knows (sglang, vllm)" in text
+
+
+def test_numbers_from_extra_vars_arrive_as_strings():
+    config = watchdog_config(DEPLOYMENT, dict(OPTIONS, interval="10", probe_deadline="4.5", restart_budget="2"))
+    assert (config["interval_s"], config["probe_deadline_s"], config["max_restarts_per_hour"]) == (10, 4.5, 2)
+
+
+def test_sglang_plan_without_metric_names_uses_the_engine_table():
+    deployment = dict(DEPLOYMENT, engine="sglang", metrics={}, profile={"measured": {"burst_output_tok_s": 977}})
+    config = watchdog_config(deployment, OPTIONS)
+    assert config["metrics"]["generation_tokens"] == "sglang:generation_tokens_total"
+    assert config["metrics"]["tokens_counted"] == "finish"
+    assert config["slow_floor_tps"] is None and config["slow_floor_source"].startswith("off (no server_watchdog_slow_floor")
+
+
+@pytest.mark.parametrize("measured, rate", [({"single_stream_tok_s": 24.2}, 24.2),
+                                            ({"single_stream_tok_s": "15-17"}, 15.0), ({}, None), (None, None)])
+def test_measured_single_stream(measured, rate):
+    assert measured_single_stream({"measured": measured}) == rate
+
+
+def test_explicit_floor_and_disabled_fraction():
+    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_floor=100))["slow_floor_tps"] == 100.0
+    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_fraction=0))["slow_floor_tps"] is None
+
+
+def test_engine_metrics_table():
+    assert set(ENGINE_METRICS) == {"vllm", "sglang"}
+    assert engine_metrics("sglang")["running"] == "sglang:num_running_reqs"
+    with pytest.raises(ValueError, match="unknown engine 'tgi'"):
+        engine_metrics("tgi")

@@ -1,0 +1,352 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The watchdog's pure parts: configuration, metrics parsing, classify, decide_action, the
+memory rule, the state record and the textfile (parsed back with prometheus_client)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+from watchdog_program import base_config, load_program
+
+MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture(scope="module")
+def wd():
+    return load_program()
+
+
+@pytest.fixture
+def config():
+    """``config(**changes)``: the configuration the server role writes for the lab's GB10 host."""
+    return base_config
+
+
+# ----------------------------------------------------------------------------------- config
+def test_load_config_applies_defaults(wd, config):
+    loaded = wd.load_config(config(slow_floor_tps=None))
+    assert loaded["probe_max_tokens"] == 4 and loaded["slow_window_s"] == 30
+    assert loaded["slow_floor_tps"] is None and loaded["crash_loop_restarts"] == 2
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"interval_s": 0}, "interval_s must be > 0, got 0"),
+    ({"max_restarts_per_hour": -1}, "max_restarts_per_hour must be >= 0, got -1"),
+    ({"probe_deadline_s": 30}, "probe_deadline_s (30) must be shorter than interval_s (30)"),
+    ({"memory_fraction": 1.5}, "memory_fraction must be at most 1"),
+    ({"interval_s": "30"}, "interval_s must be a number, got '30'"),
+    ({"urls": {"chat": "http://x/v1/chat/completions", "health": "http://x/health"}}, "urls.metrics must be"),
+    ({"metrics": {"running": "vllm:num_requests_running"}}, "metrics.generation_tokens must name"),
+    ({"served_model_name": ""}, "served_model_name is required"),
+    ({"slow_floor_tps": 0}, "slow_floor_tps must be > 0"),
+])
+def test_load_config_refuses(wd, config, changes, message):
+    with pytest.raises(wd.ConfigError) as caught:
+        wd.load_config(config(**changes))
+    assert message in str(caught.value)
+
+
+# ------------------------------------------------------------------------------ metrics text
+def vllm_metrics(running, tokens, waiting=0.0):
+    """/metrics as vLLM 0.19 renders it: prometheus_client with its metric names and labels
+    (vllm/v1/metrics/loggers.py: labelnames model_name, engine)."""
+    registry = CollectorRegistry()
+    labels = {"model_name": MODEL, "engine": "0"}
+    Gauge("vllm:num_requests_running", "Number of requests in model execution batches.", list(labels),
+          registry=registry).labels(**labels).set(running)
+    Gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", list(labels),
+          registry=registry).labels(**labels).set(waiting)
+    Counter("vllm:generation_tokens", "Number of generation tokens processed.", list(labels),
+            registry=registry).labels(**labels).inc(tokens)
+    return generate_latest(registry).decode()
+
+
+def test_parse_metrics_reads_vllm_exposition(wd):
+    values = wd.parse_metrics(vllm_metrics(3, 1234))
+    assert values["vllm:num_requests_running"] == 3.0
+    assert values["vllm:generation_tokens_total"] == 1234.0
+    assert "vllm:generation_tokens_created" in values  # the _created sample is its own name
+
+
+def test_parse_metrics_sums_label_sets_and_survives_odd_labels(wd):
+    text = ('# HELP x y\nsglang:num_running_reqs{model_name="a} b",tp_rank="0"} 2\n'
+            'sglang:num_running_reqs{model_name="a",tp_rank="1"} 3.0 1700000000\n'
+            'plain 7\nbroken{a="b"}\n')
+    values = wd.parse_metrics(text)
+    assert values == {"sglang:num_running_reqs": 5.0, "plain": 7.0}
+
+
+# --------------------------------------------------------------------------------- classify
+def container(running=True, started=NOW - 3600, restart_count=0, **extra):
+    found = {"exists": True, "id": "c0ffee", "running": running, "restarting": False, "status":
+             "running" if running else "exited", "exit_code": 0 if running else 1, "oom_killed": False,
+             "started_at": started, "restart_count": restart_count}
+    found.update(extra)
+    return found
+
+
+def sample(t=NOW, probe=None, health=200, points=None, **container_changes):
+    return {"t": t, "container": container(**container_changes),
+            "health": {"status": health} if isinstance(health, int) else {"error": health},
+            "probe": probe if probe is not None else {"ok": True, "latency_s": 0.4, "tokens": 4},
+            "points": points if points is not None else []}
+
+
+def point(t, running, tokens):
+    return {"t": t, "running": running, "tokens": tokens}
+
+
+HUNG = {"timed_out": True, "latency_s": 20.0}
+
+
+@pytest.mark.parametrize("observed, outcome, reason", [
+    (sample(), "healthy", "completion of 4 token(s) in 0.40 s"),
+    (sample(running=False), "dead", "container inferops-serving is not running: exited, exit code 1"),
+    (sample(health="ConnectionRefusedError: [Errno 111] Connection refused"), "dead",
+     "/health: ConnectionRefusedError: [Errno 111] Connection refused"),
+    (sample(health="ConnectionRefusedError: [Errno 111] Connection refused", started=NOW - 60), "starting",
+     "started 60 s ago"),
+    (sample(health=503), "dead", "/health answered 503"),
+    (sample(probe={"status": 500, "error": "EngineCore encountered an issue.", "latency_s": 0.1}), "dead",
+     "/health answers 200 but the completion failed: HTTP 500 EngineCore encountered an issue."),
+    (sample(probe={"status": 404, "error": "The model `x` does not exist.", "latency_s": 0.1}), "probe_error",
+     "the completion was refused: HTTP 404"),
+    # A saturated engine queues the probe past its deadline but generates meanwhile: never restarted.
+    (sample(probe=HUNG, points=[point(NOW - 21, 32, 5000), point(NOW, 32, 5600)]), "busy",
+     "while the engine generated 600 tokens"),
+    # vLLM 50934 / eugr 260: health 200, requests running, the token counter frozen, the probe hangs.
+    (sample(probe=HUNG, points=[point(NOW - 21, 3, 5000), point(NOW, 3, 5000)]), "wedged",
+     "/health answers 200 but the completion hung past its 20 s deadline while 3 request(s) ran the "
+     "generated-token counter stayed at 5000"),
+    # No counter to tell a saturated engine from a wedged one: suspect first, wedged if it lasts.
+    (sample(probe=HUNG), "suspect", "and /metrics gave no generated-token counter (1 of 2 probes)"),
+    (sample(health="TimeoutError: timed out"), "dead", "/health: TimeoutError: timed out"),
+])
+def test_classify_one_probe(wd, config, observed, outcome, reason):
+    verdict = wd.classify([], observed, wd.load_config(config()))
+    assert verdict["outcome"] == outcome, verdict
+    assert reason in verdict["reason"]
+
+
+def test_classify_needs_two_frozen_probes_when_tokens_count_at_finish(wd, config):
+    """SGLang counts generated tokens when a request finishes (metrics_collector.py): one frozen
+    window with a long request running is no proof of a wedge, two in a row are."""
+    cfg = wd.load_config(config(engine="sglang", metrics={
+        "running": "sglang:num_running_reqs", "generation_tokens": "sglang:generation_tokens_total",
+        "tokens_counted": "finish"}))
+    first = wd.classify([], sample(probe=HUNG, points=[point(NOW - 21, 1, 90), point(NOW, 1, 90)]), cfg)
+    assert first["outcome"] == "suspect" and "(1 of 2 probes)" in first["reason"]
+    records = [{"t": NOW, "outcome": "suspect", "points": [], "container": container()}]
+    second = wd.classify(records, sample(t=NOW + 30, probe=HUNG,
+                                         points=[point(NOW + 9, 1, 90), point(NOW + 30, 1, 90)]), cfg)
+    assert second["outcome"] == "wedged"
+
+
+def test_classify_health_that_hangs_needs_two_probes(wd, config):
+    cfg = wd.load_config(config())
+    hung = sample()
+    hung["health"] = {"error": "TimeoutError: timed out", "timed_out": True}
+    first = wd.classify([], hung, cfg)
+    assert first["outcome"] == "suspect" and first["reason"] == "/health did not answer within 10.0 s (1 of 2 probes)"
+    records = [{"t": NOW - 30, "outcome": "suspect", "points": [], "container": container()}]
+    assert wd.classify(records, dict(hung, t=NOW), cfg)["outcome"] == "wedged"
+    # Right after a start the engine may not answer yet.
+    hung["container"]["started_at"] = NOW - 5
+    assert wd.classify([], hung, cfg)["outcome"] == "starting"
+
+
+def test_classify_crash_loop_from_dockers_restart_count(wd, config):
+    cfg = wd.load_config(config())
+    records = [{"t": NOW - 90, "outcome": "healthy", "container": container(restart_count=0), "points": []},
+               {"t": NOW - 60, "outcome": "dead", "container": container(False, restart_count=1), "points": []},
+               {"t": NOW - 30, "outcome": "starting", "container": container(restart_count=2), "points": []}]
+    verdict = wd.classify(records, sample(running=False, restart_count=3), cfg)
+    assert verdict["outcome"] == "crash_looping"
+    assert verdict["reason"].startswith("Docker restarted the container 3 times within 600 s; now exited")
+    # Restarts older than the window do not count; an explicit start reset Docker's count to 0.
+    old = [dict(r, t=r["t"] - 3600) for r in records]
+    assert wd.classify(old, sample(running=False, restart_count=3), cfg)["outcome"] == "dead"
+    assert wd.docker_restarts(records, sample(restart_count=1), 600) == 3
+
+
+def test_classify_slow_only_under_load(wd, config):
+    cfg = wd.load_config(config(slow_floor_tps=7.0))
+    # 24 tokens/s single stream dropped five-fold: 4.8 tokens/s with a request running throughout.
+    records = [{"t": NOW - 30, "outcome": "healthy", "container": container(),
+                "points": [point(NOW - 30.5, 1, 10000), point(NOW - 30, 1, 10002)]}]
+    slow = wd.classify(records, sample(points=[point(NOW - 0.5, 1, 10146), point(NOW, 1, 10148)]), cfg)
+    assert slow["outcome"] == "slow" and "generated 4.9 tokens/s over 30 s under load, floor 7.0" in slow["reason"]
+    # Idle at one sample: no decode rate, no verdict on speed.
+    idle = wd.classify(records, sample(points=[point(NOW - 0.5, 0, 10146), point(NOW, 1, 10148)]), cfg)
+    assert idle["outcome"] == "healthy" and idle["facts"]["decode_tps"] is None
+    # Under a burst the aggregate rate is far above a single stream's floor.
+    busy = wd.classify(records, sample(points=[point(NOW - 0.5, 64, 13000), point(NOW, 64, 13100)]), cfg)
+    assert busy["outcome"] == "healthy" and busy["facts"]["decode_tps"] > 100
+    # No floor configured: never slow.
+    assert wd.classify(records, sample(points=[point(NOW, 1, 10003)]),
+                       wd.load_config(config(slow_floor_tps=None)))["outcome"] == "healthy"
+
+
+# ---------------------------------------------------------------------------- decide_action
+def verdict(outcome, running=True, restarting=False):
+    return {"outcome": outcome, "reason": "because", "facts": {},
+            "container": {"running": running, "restarting": restarting}}
+
+
+def restarts(*ages):
+    return [{"t": NOW - age, "kind": "restart", "result": "started"} for age in ages]
+
+
+@pytest.mark.parametrize("outcome", ["healthy", "busy", "starting", "suspect", "probe_error"])
+def test_decide_quiet_outcomes_do_nothing(wd, config, outcome):
+    state = {"actions": restarts(10, 20, 30)}
+    assert wd.decide_action(state, verdict(outcome), wd.load_config(config()), NOW)["action"] == "none"
+
+
+@pytest.mark.parametrize("outcome", ["dead", "wedged", "crash_looping", "slow"])
+def test_decide_faults_restart_within_the_budget(wd, config, outcome):
+    decision = wd.decide_action({"actions": restarts(100, 4000)}, verdict(outcome), wd.load_config(config()), NOW)
+    assert decision["action"] == "restart" and decision["budget_left_after"] == 1
+    assert decision["stop_first"] is True and decision["wait_for_memory"] is True
+    assert decision["reason"] == outcome + ": because"
+
+
+def test_decide_gives_up_when_the_budget_is_spent_then_holds(wd, config):
+    cfg = wd.load_config(config(max_restarts_per_hour=3))
+    state = {"actions": restarts(100, 200, 3500)}
+    decision = wd.decide_action(state, verdict("wedged"), cfg, NOW)
+    assert decision["action"] == "give_up"
+    assert decision["reason"] == "wedged, and the restart budget (3 per hour) is spent: because"
+    state["gave_up"] = {"t": NOW, "reason": decision["reason"]}
+    # Even once the hour has passed, a watchdog that gave up does not act again by itself.
+    later = wd.decide_action(state, verdict("dead", running=False), cfg, NOW + 7200)
+    assert later["action"] == "hold" and "gave up at 2027-01-15T08:00:00Z" in later["reason"]
+
+
+def test_decide_budget_zero_never_restarts(wd, config):
+    decision = wd.decide_action({"actions": []}, verdict("dead"), wd.load_config(config(max_restarts_per_hour=0)), NOW)
+    assert decision["action"] == "give_up"
+
+
+def test_decide_lets_dockers_restart_policy_work(wd, config):
+    decision = wd.decide_action({"actions": []}, verdict("dead", running=False, restarting=True),
+                                wd.load_config(config()), NOW)
+    assert decision["action"] == "wait"
+
+
+def test_decide_starts_a_stopped_container_without_stopping_it(wd, config):
+    decision = wd.decide_action({"actions": []}, verdict("dead", running=False),
+                                wd.load_config(config(unified_memory=False)), NOW)
+    assert decision["stop_first"] is False and decision["wait_for_memory"] is False
+
+
+# ----------------------------------------------------------------------------------- memory
+# /proc/meminfo of a DGX Spark (the lab's simulated GB10: tests/lab/README.md, set-hardware gb10).
+GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        118820100 kB\nMemAvailable:   {avail} kB\n"
+                "Buffers:          112624 kB\nCached:          1524748 kB\n")
+
+
+# The role's pre-start rule (roles/server/vars/main.yml): needed = int(fraction x MemTotal) KiB.
+@pytest.mark.parametrize("available, enough", [(123000000, True), (114773644, True), (114773643, False),
+                                               (10485760, False)])
+def test_memory_verdict(wd, available, enough):
+    assert wd.memory_verdict(GB10_MEMINFO.format(avail=available), 0.9) == (enough, available, 114773644)
+
+
+def test_memory_verdict_without_memavailable(wd):
+    assert wd.memory_verdict("MemTotal: 10 kB\n", 0.9) == (False, None, None)
+
+
+# ------------------------------------------------------------------------- record, textfile
+def test_record_counts_and_marks(wd, config):
+    cfg = wd.load_config(config())
+    state = wd.new_state(cfg)
+    wedged = {"outcome": "wedged", "reason": "hung", "facts": {}, "container": {"running": True}}
+    action = {"t": NOW, "kind": "restart", "result": "started", "reason": "wedged: hung", "evidence": {}}
+    state = wd.record(state, sample(probe=HUNG), wedged, {"action": "restart"}, action, NOW)
+    assert state["counters"] == {"probes": 1, "wedges": 1, "restarts": 1}
+    assert state["status"] == "unhealthy" and state["outcome"] == "wedged" and state["since"] == NOW
+    give_up = {"t": NOW + 30, "kind": "give_up", "reason": "spent", "evidence": {"log_tail": ["x"]}}
+    state = wd.record(state, sample(t=NOW + 30, probe=HUNG), wedged, {"action": "give_up"}, give_up, NOW + 30)
+    assert state["status"] == "gave_up" and state["gave_up"]["evidence"] == {"log_tail": ["x"]}
+    healthy = {"outcome": "healthy", "reason": "ok", "facts": {}, "container": {"running": True}}
+    # Healthy again on the container the watchdog gave up on (started before): still marked.
+    state = wd.record(state, sample(t=NOW + 60), healthy, {"action": "hold"}, None, NOW + 60)
+    assert state["status"] == "gave_up" and state["last_success"] == NOW + 60
+    # Docker's own restart policy brought it back (RestartCount 1): still marked.
+    state = wd.record(state, sample(t=NOW + 75, started=NOW + 70, restart_count=1), healthy, {"action": "hold"},
+                      None, NOW + 75)
+    assert state["status"] == "gave_up"
+    # An operator started it (an explicit start resets RestartCount) and it serves: cleared.
+    state = wd.record(state, sample(t=NOW + 90, started=NOW + 80), healthy, {"action": "none"}, None, NOW + 90)
+    assert state["status"] == "healthy" and state["gave_up"] is None
+    assert len(state["records"]) == 5 and len(state["actions"]) == 2
+
+
+def test_record_clears_the_mark_for_a_new_container(wd, config):
+    cfg = wd.load_config(config())
+    dead = {"outcome": "dead", "reason": "exited", "facts": {}, "container": {"running": False}}
+    give_up = {"t": NOW, "kind": "give_up", "reason": "spent", "evidence": {}}
+    state = wd.record(wd.new_state(cfg), sample(running=False), dead, {"action": "give_up"}, give_up, NOW)
+    assert state["gave_up"]["container_id"] == "c0ffee"
+    healthy = {"outcome": "healthy", "reason": "ok", "facts": {}, "container": {"running": True}}
+    converged = sample(t=NOW + 30, started=NOW + 20, restart_count=2, id="beef00")
+    assert wd.record(state, converged, healthy, {"action": "none"}, None, NOW + 30)["gave_up"] is None
+
+
+def families(text):
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for metric in family.samples:
+            found[(metric.name, tuple(sorted(metric.labels.items())))] = metric.value
+        found[family.name] = family.type
+    return found
+
+
+def test_textfile_parses_with_prometheus_client(wd, config):
+    cfg = wd.load_config(config())
+    state = wd.new_state(cfg)
+    wedged = {"outcome": "wedged", "reason": "hung", "facts": {}, "container": {"running": True}}
+    action = {"t": NOW, "kind": "restart", "result": "started", "reason": "wedged: hung", "evidence": {}}
+    state = wd.record(state, sample(probe=HUNG), wedged, {"action": "restart"}, action, NOW)
+    healthy = {"outcome": "healthy", "reason": "ok", "facts": {}, "container": {"running": True}}
+    state = wd.record(state, sample(t=NOW + 30, probe={"ok": True, "latency_s": 0.25, "tokens": 1}), healthy,
+                      {"action": "none"}, None, NOW + 30)
+    text = wd.render_textfile(state, cfg, NOW + 31)
+    found = families(text)
+    c = (("container", "inferops-serving"),)
+    assert found[("inferops_watchdog_up", c)] == 1.0
+    assert found[("inferops_watchdog_probe_latency_seconds", c)] == 0.25
+    assert found[("inferops_watchdog_wedges_total", c)] == 1.0 and found["inferops_watchdog_wedges"] == "counter"
+    assert found[("inferops_watchdog_restarts_total", c)] == 1.0
+    assert found[("inferops_watchdog_probes_total", c)] == 2.0
+    assert found[("inferops_watchdog_restart_budget_remaining", c)] == 2.0
+    assert found[("inferops_watchdog_gave_up", c)] == 0.0
+    assert found[("inferops_watchdog_last_success_timestamp_seconds", c)] == NOW + 30
+    outcomes = {dict(labels)["outcome"]: value for (name, labels), value in
+                ((k, v) for k, v in found.items() if isinstance(k, tuple)) if name == "inferops_watchdog_probe_outcome"}
+    assert outcomes == {o: (1.0 if o == "healthy" else 0.0) for o in wd.OUTCOMES}
+
+
+def test_textfile_before_any_probe_parses(wd, config):
+    cfg = wd.load_config(config(container='odd"name'))
+    found = families(wd.render_textfile(wd.new_state(cfg), cfg, NOW))
+    value = found[("inferops_watchdog_probe_latency_seconds", (("container", 'odd"name'),))]
+    assert math.isnan(value)
+    assert found[("inferops_watchdog_up", (("container", 'odd"name'),))] == 0.0
+
+
+def test_docker_time(wd):
+    assert wd.parse_docker_time("2026-11-29T15:37:01.123456789Z") == pytest.approx(1795966621.123457)
+    assert wd.parse_docker_time("2026-11-29T16:37:01+01:00") == 1795966621.0
+    assert wd.parse_docker_time("0001-01-01T00:00:00Z") is None
+    assert wd.parse_docker_time("") is None
+
+
+def test_demux_of_dockers_log_stream(wd):
+    frames = b"\x01\x00\x00\x00\x00\x00\x00\x06hello\n" + b"\x02\x00\x00\x00\x00\x00\x00\x04err\n"
+    assert wd.demux(frames) == b"hello\nerr\n"
+    assert wd.demux(b"tty output\n") == b"tty output\n"
