@@ -44,8 +44,12 @@ MEMORY_FLAGS = {
 # What the OpenAI-compatible API calls the model: --served-model-name, else the model itself.
 SERVED_MODEL_NAME_FLAGS = {"vllm": ("served-model-name",), "sglang": ("served-model-name",)}
 
-# Prometheus metric names on /metrics (vllm/v1/metrics/loggers.py; sglang/srt/metrics/collector.py).
-# None: the engine exports no such metric.
+# Prometheus metric names on /metrics; None: the engine exports no such metric. Verified in the
+# released wheels: vLLM 0.19.0 vllm/v1/metrics/loggers.py (Counter("vllm:generation_tokens") is
+# exposed as ..._total and incremented every engine step); SGLang 0.5.13
+# sglang/srt/observability/metrics_collector.py (generation_tokens_total is incremented in
+# observe_one_finished_request, only when a request finishes). ``tokens_counted`` says which: the
+# watchdog needs more evidence of a frozen counter for ``finish``.
 METRICS = {
     "vllm": {
         "running": "vllm:num_requests_running",
@@ -56,6 +60,7 @@ METRICS = {
         "spec_accepted": "vllm:spec_decode_num_accepted_tokens_total",
         "spec_accepted_per_pos": "vllm:spec_decode_num_accepted_tokens_per_pos_total",
         "spec_accept_length": None,
+        "tokens_counted": "step",
     },
     "sglang": {
         "running": "sglang:num_running_reqs",
@@ -66,6 +71,7 @@ METRICS = {
         "spec_accepted": None,
         "spec_accepted_per_pos": None,
         "spec_accept_length": "sglang:spec_accept_length",
+        "tokens_counted": "finish",
     },
 }
 

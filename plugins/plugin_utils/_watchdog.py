@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._engine_metrics import ENGINE_METRICS
+from ansible_collections.inferops.serving.plugins.plugin_utils._engines import METRICS as ENGINE_METRICS
 
 # option key -> (role variable, minimum, strict, kind)
 _RANGES = {

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._engine_metrics import ENGINE_METRICS, engine_metrics
+from ansible_collections.inferops.serving.plugins.plugin_utils._engines import METRICS as ENGINE_METRICS
 from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import (
     WatchdogConfigError, measured_single_stream, watchdog_config)
 
@@ -106,6 +106,5 @@ def test_explicit_floor_and_disabled_fraction():
 
 def test_engine_metrics_table():
     assert set(ENGINE_METRICS) == {"vllm", "sglang"}
-    assert engine_metrics("sglang")["running"] == "sglang:num_running_reqs"
-    with pytest.raises(ValueError, match="unknown engine 'tgi'"):
-        engine_metrics("tgi")
+    assert ENGINE_METRICS["sglang"]["running"] == "sglang:num_running_reqs"
+    assert ENGINE_METRICS["vllm"]["tokens_counted"] == "step" and ENGINE_METRICS["sglang"]["tokens_counted"] == "finish"
