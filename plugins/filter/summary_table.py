@@ -26,7 +26,8 @@ options:
       - C(profile), C(digest) (shown to its first 19 characters, C(sha256:) and 12 hex digits),
         C(backends_proven) (a count), C(backends_expected) (the profile's C(expect) mapping, or a
         count), C(backends_observed) (mapping of backend to value), C(ready_seconds),
-        C(smoke_answer), C(smoke_latency_seconds), C(url) (the endpoint), C(state).
+        C(smoke_answer), C(smoke_latency_seconds), C(url) (the endpoint), C(state), C(details)
+        (a mapping shown as C(key=value) under the row, e.g. the status playbook's live figures).
       - C(state) says what happened to the host, for example V(serving), V(unchanged),
         V(would deploy <image>), V(NOT SERVED). Missing, it is V(serving) when the row has a
         C(smoke_answer), else C(NOT SERVED) with a pointer to the host's errors above.
@@ -170,6 +171,10 @@ def summary_lines(rows, answer_width=40):
         if isinstance(observed, dict) and observed:
             shown = ", ".join("%s=%s" % (key, observed[key]) for key in observed)
             lines.append(("%s   backends observed: %s" % (" " * widths[0], shown)).rstrip())
+        details = row.get("details") or {}
+        if isinstance(details, dict) and details:
+            shown = ", ".join("%s=%s" % (key, details[key]) for key in details)
+            lines.append(("%s   %s" % (" " * widths[0], shown)).rstrip())
     return lines
 
 

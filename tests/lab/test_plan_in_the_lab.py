@@ -104,3 +104,28 @@ def test_show_launch_writes_the_hosts_script_byte_for_byte(inventories, host, tm
     on_host = run(["docker", "exec", host, "cat", SCRIPT])
     assert on_host.returncode == 0, on_host.stderr
     assert dest.read_text(encoding="utf-8") == on_host.stdout
+
+
+def test_status_reads_the_fleet_and_fails_on_a_container_replaced_by_hand(inventories):
+    shipped, _overridden = inventories
+    playbook(shipped, "site.yml")
+    healthy = playbook(shipped, "playbooks/status.yml")
+    for host in ("lab-spark", "lab-g7e"):
+        assert re.search(r"%s\s+\|.*\|\s+serving$" % host, healthy, re.M), healthy[-4000:]
+    assert recap(healthy)["lab-spark"]["changed"] == 0
+    with open(os.path.join(shipped, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        images = yaml.safe_load(handle)["inferops_serving_image_lock"]["images"]
+    planned, other = images["vllm/vllm-openai:cu130-nightly"]["digest"], images["vllm/vllm-openai:v0.17.1-cu130"]["digest"]
+    # An operator replaces the container by hand: the same launch script with another digest.
+    replaced = run(["docker", "exec", "lab-spark", "bash", "-c",
+                    "sed 's/%s/%s/' %s > /tmp/by-hand.sh && docker rm -f inferops-serving >/dev/null && bash /tmp/by-hand.sh"
+                    % (planned, other, SCRIPT)])
+    assert replaced.returncode == 0, replaced.stderr
+    try:
+        drifted = run([os.path.join(BIN, "ansible-playbook"), "-i", shipped, "playbooks/status.yml"])
+        assert drifted.returncode != 0
+        assert re.search(r"lab-spark: DRIFT: runs 127.0.0.1:5000/vllm/vllm-openai@%s, the inventory \(lock\) says "
+                         r"127.0.0.1:5000/vllm/vllm-openai@%s" % (other, planned), drifted.stdout), drifted.stdout[-4000:]
+        assert re.search(r"lab-g7e\s+\|.*\|\s+serving$", drifted.stdout, re.M)
+    finally:
+        playbook(shipped, "site.yml", "-l", "lab-spark")

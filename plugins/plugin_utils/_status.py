@@ -1,0 +1,112 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""A host's serving status, read without changing anything (playbooks/status.yml).
+
+``host_status`` compares what runs (the container's image and spec label) with what the
+inventory plans (the deployment plan: the lock's digest, the profile, the options), and reads
+the engine's health, one real completion and its live metrics. ``drift`` lists every way the
+host differs from its plan; a host with drift, or one that does not answer, is not OK.
+"""
+from __future__ import annotations
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import metric_max, metric_sum
+
+
+def _short(digest):
+    return str(digest)[:19] if digest else None
+
+
+def _image_digest(ref):
+    """The ``sha256:...`` of an image reference (``repo@sha256:...`` or an image ID), or None."""
+    ref = str(ref or "")
+    if "@" in ref:
+        return ref.rsplit("@", 1)[1]
+    return ref if ref.startswith("sha256:") else None
+
+
+def host_status(host, deployment, container=None, recorded=None, health=None, completion=None, metrics=None,
+                watchdog=None):
+    """``{host, ok, state, drift, ...}`` of one host; every argument is a task's result as registered.
+
+    ``container`` is community.docker.docker_container_info's result, ``recorded`` the
+    deployment_state read, ``health``/``completion`` ansible.builtin.uri results, ``metrics`` the
+    /metrics text, ``watchdog`` the watchdog's state file (parsed) or None.
+    """
+    container = container or {}
+    info = container.get("container") or {}
+    labels = (info.get("Config") or {}).get("Labels") or {}
+    running_ref = (info.get("Config") or {}).get("Image")
+    running = bool((info.get("State") or {}).get("Running"))
+    drift = []
+    if not container.get("exists"):
+        drift.append("no container %s" % deployment["container"])
+    else:
+        if running_ref != deployment["image"]["ref"]:
+            drift.append("runs %s, the inventory (lock) says %s" % (running_ref, deployment["image"]["ref"]))
+        if labels.get(deployment["spec_label"]) != deployment["spec_sha256"]:
+            drift.append("its container was not created from this inventory's plan (spec %s, planned %s): "
+                         "site.yml would redeploy it"
+                         % (str(labels.get(deployment["spec_label"]) or "none")[:12], deployment["spec_sha256"][:12]))
+        if not running:
+            drift.append("container %s is not running (%s)"
+                         % (deployment["container"], (info.get("State") or {}).get("Status", "unknown")))
+    health_ok = (health or {}).get("status") == 200
+    answer = None
+    latency = None
+    if (completion or {}).get("status") == 200:
+        try:
+            answer = str(completion["json"]["choices"][0]["message"]["content"] or "").strip()
+        except (KeyError, IndexError, TypeError):
+            answer = None
+        latency = completion.get("elapsed")
+    smoke = deployment.get("smoke") or {}
+    answers = answer is not None and str(smoke.get("expect", "")) in answer
+    problems = list(drift)
+    if not health_ok:
+        problems.append("/health answered %s" % ((health or {}).get("status") or (health or {}).get("msg") or "nothing"))
+    if not answers:
+        problems.append("the completion %s" % ("answered %r" % answer if answer is not None else "failed: %s"
+                                               % ((completion or {}).get("msg") or "no answer")))
+    names = deployment.get("metrics") or {}
+    text = metrics or ""
+    live = {
+        "running": metric_sum(text, names.get("running")),
+        "waiting": metric_sum(text, names.get("waiting")),
+        "kv_cache_usage": metric_max(text, names.get("kv_cache_usage")),
+    }
+    drafts, accepted = metric_sum(text, names.get("spec_drafts")), metric_sum(text, names.get("spec_accepted"))
+    if drafts:
+        live["mean_accepted_per_draft"] = round((accepted or 0.0) / drafts, 2)
+    if names.get("spec_accept_length"):
+        live["accept_length"] = metric_max(text, names.get("spec_accept_length"))
+    watch = watchdog or {}
+    if watch:
+        live["watchdog"] = "gave up" if watch.get("gave_up") else (watch.get("status") or watch.get("outcome") or "on")
+    last = (recorded or {}).get("last_known_good") or {}
+    if drift:
+        state = "DRIFT: " + "; ".join(drift)
+    elif problems:
+        state = "NOT SERVING: " + "; ".join(problems)
+    else:
+        state = "serving"
+    return {
+        "host": host,
+        "ok": not problems,
+        "state": state,
+        "drift": drift,
+        "problems": problems,
+        "profile": deployment["profile"].get("name"),
+        "digest": _image_digest(running_ref) or _image_digest(deployment["image"]["ref"]),
+        "planned_digest": _image_digest(deployment["image"]["ref"]),
+        "last_known_good": {"image": last.get("image"), "validated_at": last.get("validated_at"),
+                            "engine_version": last.get("engine_version")} if last else None,
+        "engine_version": last.get("engine_version") or deployment["image"].get("engine_version"),
+        "url": None,
+        "smoke_answer": answer,
+        "smoke_latency_seconds": latency,
+        "details": {k: v for k, v in live.items() if v is not None},
+    }
