@@ -103,3 +103,21 @@ def memory_claim(facts, fraction):
     needed = int(float(fraction) * facts["mem_total_kib"])
     return {"memory_fraction": float(fraction), "memory_needed_kib": needed,
             "memory_short": facts["mem_available_kib"] < needed}
+
+
+def existing_ancestor(path, isdir):
+    """The deepest existing directory of ``path`` (itself, or a parent, or ``/``).
+
+    The model cache is created later, by the server role; its free space is that of the file
+    system that will hold it. Mount facts miss overlay, ZFS and container roots, so the caller
+    asks ``statvfs`` about this directory instead.
+    """
+    current = path.rstrip("/") or "/"
+    while current != "/" and not isdir(current):
+        current = current.rsplit("/", 1)[0] or "/"
+    return current
+
+
+def model_cache_path(cache_dir, model):
+    """Where the Hugging Face hub keeps ``model`` under ``cache_dir``: hub/models--<org>--<name>."""
+    return "%s/hub/models--%s" % (cache_dir.rstrip("/"), str(model).replace("/", "--"))

@@ -40,6 +40,18 @@ options:
         On unified memory the module then returns RV(memory_needed_kib) and RV(memory_short).
     type: float
     version_added: 0.2.0
+  cache_dir:
+    description:
+      - A model cache directory (it need not exist yet). The module returns RV(cache_disk), the
+        free space of the file system that holds it (of its deepest existing directory).
+    type: path
+    version_added: 0.2.0
+  model:
+    description:
+      - A Hugging Face model id; with O(cache_dir) the module returns RV(model_cached), whether
+        C(<cache_dir>/hub/models--<org>--<name>) exists.
+    type: str
+    version_added: 0.2.0
 notes:
   - The module runs on the target and needs the NVIDIA driver installed there, not the container toolkit.
 seealso:
@@ -154,6 +166,24 @@ memory_short:
   returned: success
   type: bool
   sample: false
+cache_disk:
+  description: The file system that holds O(cache_dir) (from C(statvfs) of its deepest existing directory).
+  returned: when O(cache_dir) is given
+  type: dict
+  contains:
+    path:
+      description: The deepest existing directory of O(cache_dir).
+      type: str
+      sample: /root/.cache
+    free_kib:
+      description: Space available to unprivileged users there, in KiB.
+      type: int
+      sample: 523188224
+model_cached:
+  description: Whether O(model) is in the Hugging Face cache under O(cache_dir).
+  returned: when O(cache_dir) and O(model) are given
+  type: bool
+  sample: true
 """
 
 import os
@@ -165,7 +195,9 @@ from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
     NVIDIA_SMI_ARGS,
     GpuParseError,
     gpu_facts,
+    existing_ancestor,
     memory_claim,
+    model_cache_path,
     parse_meminfo,
     parse_nvidia_smi,
 )
@@ -177,6 +209,8 @@ def main():
             nvidia_smi=dict(type="str", default="nvidia-smi"),
             meminfo_path=dict(type="path", default="/proc/meminfo"),
             memory_fraction=dict(type="float"),
+            cache_dir=dict(type="path"),
+            model=dict(type="str"),
         ),
         supports_check_mode=True,
     )
@@ -210,6 +244,16 @@ def main():
 
     facts = gpu_facts(gpus, meminfo)
     facts.update(memory_claim(facts, module.params["memory_fraction"]))
+    cache_dir = module.params["cache_dir"]
+    if cache_dir:
+        where = existing_ancestor(cache_dir, os.path.isdir)
+        try:
+            stat = os.statvfs(where)
+        except OSError as exc:
+            module.fail_json(msg="cannot measure the free space of %s (holding %s): %s" % (where, cache_dir, exc))
+        facts["cache_disk"] = {"path": where, "free_kib": stat.f_bavail * stat.f_frsize // 1024}
+        if module.params["model"]:
+            facts["model_cached"] = os.path.isdir(model_cache_path(cache_dir, module.params["model"]))
     module.exit_json(changed=False, **facts)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.serving.plugins.module_utils import _gpu
 from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
     NVIDIA_SMI_ARGS,
     GpuParseError,
@@ -89,3 +90,22 @@ def test_meminfo():
 def test_meminfo_needs_total_and_available(text):
     with pytest.raises(GpuParseError):
         parse_meminfo(text)
+
+
+def test_existing_ancestor_is_the_deepest_existing_directory():
+    existing = {"/", "/root", "/root/.cache"}
+    assert _gpu.existing_ancestor("/root/.cache/huggingface/hub", existing.__contains__) == "/root/.cache"
+    assert _gpu.existing_ancestor("/root/.cache/", existing.__contains__) == "/root/.cache"
+    assert _gpu.existing_ancestor("/srv/models", existing.__contains__) == "/"
+
+
+def test_model_cache_path_follows_the_hub_layout():
+    assert _gpu.model_cache_path("/root/.cache/huggingface/", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8") == (
+        "/root/.cache/huggingface/hub/models--nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
+
+
+def test_memory_claim_on_unified_memory_only():
+    facts = {"unified_memory": True, "mem_total_kib": 1000, "mem_available_kib": 800}
+    assert _gpu.memory_claim(facts, 0.9) == {"memory_fraction": 0.9, "memory_needed_kib": 900, "memory_short": True}
+    assert _gpu.memory_claim(facts, 0.8)["memory_short"] is False
+    assert _gpu.memory_claim(dict(facts, unified_memory=False), 0.9)["memory_needed_kib"] is None
