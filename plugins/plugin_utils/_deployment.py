@@ -16,6 +16,7 @@ with the same function.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 
@@ -197,21 +198,27 @@ def from_record(record, options=None):
     """
     if not isinstance(record, Mapping) or not isinstance(record.get("profile"), Mapping):
         raise ProfileError("the recorded deployment has no profile; it cannot be rebuilt")
-    if isinstance(record.get("options"), Mapping):
+    if isinstance(record.get("plan_input"), str):
+        # The exact input, key order included (args are argv in order; a state file's JSON may
+        # have been written with sorted keys).
+        recorded = json.loads(record["plan_input"])
+        deployment = plan(recorded["profile"], recorded["options"])
+    elif isinstance(record.get("options"), Mapping):
         deployment = plan(record["profile"], record["options"])
     else:
         deployment = plan(record["profile"], options)
-        if isinstance(record.get("spec"), Mapping):
-            spec = plain(record["spec"])
-            deployment.update(spec=spec, container=spec["name"], staged_container=spec["name"] + "-next",
-                              script=launch_script(spec, deployment["profile"]),
-                              spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL))
-            deployment["image"]["ref"] = spec["image"]
     if record.get("spec_sha256") and record["spec_sha256"] != deployment["spec_sha256"]:
-        raise ProfileError("the recorded deployment %s rebuilds to spec %s, not the recorded %s: this version of the "
-                           "collection renders it differently; redeploy it with site.yml"
-                           % (deployment["profile"].get("name"), deployment["spec_sha256"][:12],
-                              str(record["spec_sha256"])[:12]))
+        if not isinstance(record.get("spec"), Mapping):
+            raise ProfileError("the recorded deployment %s rebuilds to spec %s, not the recorded %s, and the record "
+                               "holds no container spec: redeploy it with site.yml"
+                               % (deployment["profile"].get("name"), deployment["spec_sha256"][:12],
+                                  str(record["spec_sha256"])[:12]))
+        # A record of an older version (no exact input): run the container spec it recorded.
+        spec = plain(record["spec"])
+        deployment.update(spec=spec, container=spec["name"], staged_container=spec["name"] + "-next",
+                          script=launch_script(spec, deployment["profile"]),
+                          spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL))
+        deployment["image"]["ref"] = spec["image"]
     return deployment
 
 
@@ -221,6 +228,7 @@ def record(deployment, observed=None, smoke_answer=None, speculative=None, diges
     return {
         "profile": deployment["profile"],
         "options": deployment["options"],
+        "plan_input": json.dumps({"profile": deployment["profile"], "options": deployment["options"]}),
         "spec": deployment["spec"],
         "image": deployment["spec"]["image"],
         "digest": deployment["image"]["digest"] or digest,

@@ -2,6 +2,8 @@
 """The deployment plan: one object, expectations derived from the final flags."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment as d
@@ -166,6 +168,16 @@ def test_a_record_rebuilds_the_same_deployment():
     assert entry["engine_version"] == "0.19.2"
 
 
+def test_a_record_written_with_sorted_keys_rebuilds_the_same_argv():
+    deployment = d.plan("gb10-nvfp4-mtp-throughput", OPTIONS)
+    # deployment_state (and any JSON tool) may write the file with sorted keys: the args' order is lost.
+    entry = json.loads(json.dumps(d.record(deployment), sort_keys=True))
+    assert list(entry["profile"]["args"]) != list(deployment["profile"]["args"])
+    rebuilt = d.from_record(entry)
+    assert rebuilt["spec"]["command"] == deployment["spec"]["command"]
+    assert rebuilt["spec_sha256"] == deployment["spec_sha256"] and rebuilt["script"] == deployment["script"]
+
+
 def test_an_older_record_without_options_keeps_its_recorded_spec():
     deployment = d.plan("gb10-nvfp4-mtp-latency", OPTIONS)
     old = {"profile": deployment["profile"], "spec": deployment["spec"], "spec_sha256": deployment["spec_sha256"]}
@@ -173,11 +185,17 @@ def test_an_older_record_without_options_keeps_its_recorded_spec():
     assert rebuilt["spec"] == deployment["spec"] and rebuilt["container"] == "inferops-serving"
 
 
-def test_a_record_that_rebuilds_differently_is_refused():
+def test_a_record_that_rebuilds_differently_runs_its_recorded_spec():
     deployment = d.plan("gb10-nvfp4-mtp-latency", OPTIONS)
-    entry = dict(d.record(deployment), spec_sha256="0" * 64)
-    with pytest.raises(ProfileError, match="renders it differently"):
-        d.from_record(entry)
+    spec = dict(deployment["spec"], command=deployment["spec"]["command"][:-2])
+    spec["labels"] = dict(spec["labels"], **{"inferops.serving.spec-sha256": "0" * 64})
+    entry = dict(d.record(deployment), spec=spec, spec_sha256="0" * 64)
+    del entry["plan_input"]
+    rebuilt = d.from_record(entry)
+    assert rebuilt["spec"] == spec and rebuilt["spec_sha256"] == "0" * 64
+    assert rebuilt["script"].count("\n") < deployment["script"].count("\n")
+    with pytest.raises(ProfileError, match="holds no container spec"):
+        d.from_record(dict(entry, spec=None))
 
 
 @pytest.mark.parametrize("options,message", [
