@@ -6,7 +6,7 @@ INVENTORY ?= inventories/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: site test env lint sanity unit lab-up lab-fleet lab-down lab-tests
+.PHONY: site test env lint sanity unit lab-up lab-fleet lab-down lab-tests bench
 
 ## site: converge site.yml; with no INVENTORY=..., the local lab fleet (lab and fleet set up first)
 site: env
@@ -36,3 +36,11 @@ lab-tests: lab-up
 	pytest tests -m lab -ra
 lab-down:
 	tests/lab/lab.sh down
+
+## bench: the heavy benchmarks (not part of make test): log scan vs grep, swap downtime, no-op converge
+## before/after, the watchdog under a 2-minute 64-request burst
+bench: lab-fleet
+	python benchmarks/backend_assert_bench.py
+	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
+	python benchmarks/noop_converge_bench.py
+	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
