@@ -175,6 +175,9 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         },
         "model": profile.get("model"),
         "served_model_name": engines.served_model_name(engine, profile.get("args"), profile.get("model")),
+        # The secret the role's and the watchdog's requests authenticate with (its name only).
+        "api_key_env": (engines.API_KEY_ENV[engine]
+                        if engines.API_KEY_ENV[engine] in (options.get("secret_env") or []) else None),
         "port": spec["port"],
         "urls": dict({k: base + path for k, path in engines.ENDPOINTS[engine].items()}, base=base),
         "memory": {"fraction": engines.memory_fraction(engine, profile.get("args")),

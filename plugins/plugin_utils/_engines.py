@@ -41,6 +41,11 @@ MEMORY_FLAGS = {
     "sglang": (("mem-fraction-static",), 0.9),
 }
 
+# The env var the engine reads its API key from, when --api-key is not given: vLLM's API server
+# checks `args.api_key or envs.VLLM_API_KEY` (vllm/entrypoints/openai/api_server.py) and then
+# wants "Authorization: Bearer <key>" on /v1; SGLang reads its key only from --api-key.
+API_KEY_ENV = {"vllm": "VLLM_API_KEY", "sglang": None}
+
 # What the OpenAI-compatible API calls the model: --served-model-name, else the model itself.
 SERVED_MODEL_NAME_FLAGS = {"vllm": ("served-model-name",), "sglang": ("served-model-name",)}
 

@@ -123,6 +123,9 @@ def watchdog_config(deployment, options):
         "docker_host": options.get("docker_host") or "unix:///var/run/docker.sock",
         "engine": engine,
         "served_model_name": deployment["served_model_name"],
+        # The probe's API key is read from the 0600 env file at each request, never copied here.
+        "api_key_env": deployment.get("api_key_env"),
+        "env_file": deployment.get("env_file") if deployment.get("api_key_env") else None,
         "urls": {key: urls[key] for key in ("chat", "health", "metrics")},
         "metrics": {key: metrics.get(key) for key in ("running", "waiting", "generation_tokens", "tokens_counted")},
         "interval_s": values["interval"],

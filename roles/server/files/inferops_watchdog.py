@@ -620,14 +620,35 @@ class Host(object):
                                                                  body[:300].decode("utf-8", "replace")))
 
     # The engine's HTTP API -------------------------------------------------------------------
-    @staticmethod
-    def http(method, url, body=None, timeout=5.0):
+    def api_key(self):
+        """The engine's API key (config ``api_key_env``) from the 0600 env file, or None.
+
+        Read at each request from the file the role wrote (the key never enters this program's
+        configuration, its state or the journal); a Docker env file is literal NAME=value lines.
+        """
+        name, path = self.config.get("api_key_env"), self.config.get("env_file")
+        if not name or not path:
+            return None
+        try:
+            with open(path, encoding="utf-8") as handle:
+                for line in handle:
+                    key, sep, value = line.rstrip("\n").partition("=")
+                    if sep and key == name:
+                        return value
+        except OSError:
+            return None
+        return None
+
+    def http(self, method, url, body=None, timeout=5.0):
         """(status, body text) of one request; raises socket.timeout / OSError / HTTPException."""
         parts = urlsplit(url)
         conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
         try:
             data = json.dumps(body).encode("utf-8") if body is not None else None
             headers = {"Content-Type": "application/json"} if data is not None else {}
+            key = self.api_key()
+            if key:
+                headers["Authorization"] = "Bearer " + key
             conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), body=data, headers=headers)
             response = conn.getresponse()
             return response.status, response.read().decode("utf-8", "replace")

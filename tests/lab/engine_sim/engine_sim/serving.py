@@ -615,7 +615,9 @@ class Handler(BaseHTTPRequestHandler):
         self._respond(kind, body, result)
 
     def _authorised(self) -> bool:
-        keys = self.state.args.api_key if self.state.engine == "vllm" else self.state.plan.server_args["api_key"]
+        # vLLM: `args.api_key or envs.VLLM_API_KEY` (vllm/entrypoints/openai/api_server.py).
+        keys = ((self.state.args.api_key or os.environ.get("VLLM_API_KEY")) if self.state.engine == "vllm"
+                else self.state.plan.server_args["api_key"])
         if not keys:
             return True
         keys = keys if isinstance(keys, list) else [keys]
