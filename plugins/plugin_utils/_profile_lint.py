@@ -151,7 +151,10 @@ class LintContext:
 
     def arg(self, canonical):
         """The last whole-flag entry for ``canonical`` (not a dotted sub-key), or None."""
-        found = [a for a in self.args if a.canonical == canonical and a.subkey is None]
+        # By any long spelling: releases differ in which one is first (SGLang 0.5.13 --tensor-parallel-size,
+        # 0.5.23 --tp-size).
+        found = [a for a in self.args if a.subkey is None and a.canonical is not None
+                 and (a.canonical == canonical or "--" + canonical in a.spec["aliases"])]
         return found[-1] if found else None
 
     def value(self, canonical, default=None):
@@ -319,9 +322,15 @@ def check_flag_unknown(ctx):
             continue
         form = entry.resolved["form"]
         if form == "ambiguous":
+            option = "--" + catalog.flag_name(ctx.engine, entry.flag)
+            present = catalog.option_releases(ctx.engine, option)
+            replacement = catalog.REPLACEMENTS.get((ctx.engine, option[2:]))
+            history = (" (%s exists in %s%s)" % (option, _range_note(ctx.engine, present),
+                                                 "; use --%s" % replacement[0] if replacement else "")) \
+                if present else ""
             yield ("%s is an ambiguous abbreviation for %s's parser (it matches %s) and the engine exits with "
-                   "'ambiguous option'; write the full flag"
-                   % (entry.written, ctx.engine_label, ", ".join(entry.resolved["abbreviates"])))
+                   "'ambiguous option'%s; write the full flag"
+                   % (entry.written, ctx.engine_label, ", ".join(entry.resolved["abbreviates"]), history))
             continue
         if form == "short_only":
             yield ("%s is not an option of %s: -%s is a short option, and a profile renders every key as "
