@@ -341,7 +341,7 @@ def check_flag_unknown(ctx):
         if catalog.option_releases(ctx.engine, option):
             continue  # a flag of other releases: flag-version says which
         nearest = catalog.suggest_flag(ctx.release, entry.flag)
-        hint = ("did you mean %s?" % " or ".join(nearest)) if nearest else "remove it"
+        hint = ("did you mean %s?" % nearest[0]) if nearest else "remove it"
         yield ctx.lacks("%s is not a %s flag; %s" % (entry.written, ctx.engine_label, hint))
 
 
@@ -679,14 +679,12 @@ def check_sglang_sm120_required(ctx):
 def check_sglang_deepep_pcie(ctx):
     if ctx.engine != "sglang":
         return
-    interconnect = kernels.PLATFORM_INTERCONNECT.get(str(self_platform(ctx)))
-    if ctx.value("moe-a2a-backend") in ("deepep", "deepep_v2") and interconnect and interconnect[0] == "pcie":
-        yield ("--moe-a2a-backend %s on %s: %s; remove it (the default 'none' all-to-all works with EP)"
-               % (ctx.value("moe-a2a-backend"), self_platform(ctx), interconnect[1]))
-
-
-def self_platform(ctx):
-    return ctx.hardware.get("platform")
+    platform = ctx.hardware.get("platform")
+    interconnect = kernels.PLATFORM_INTERCONNECT.get(str(platform))
+    backend = ctx.value("moe-a2a-backend")
+    if backend in ("deepep", "deepep_v2") and interconnect and interconnect[0] == "pcie":
+        yield ("%s %s on %s: %s; remove it (the default 'none' all-to-all works with EP)"
+               % (ctx.arg("moe-a2a-backend").written, backend, platform, interconnect[1]))
 
 
 def check_sglang_hicache_mamba(ctx):
