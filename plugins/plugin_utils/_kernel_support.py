@@ -29,7 +29,8 @@ NVFP4_MOE_SM12X = {
         "0.22.0",
         "vllm/model_executor/layers/fused_moe/experts/flashinfer_b12x_moe.py (0.22.0 line 121: "
         "_supports_current_device is is_device_capability_family(120))"),
-    "HUMMING": ("0.25.0", "vLLM 0.25.0 adds --moe-backend humming (engine-facts.md section 1.2)"),
+    "HUMMING": ("0.21.0", "--moe-backend humming exists from vLLM 0.21.0 (engine catalog: vllm/config/kernel.py "
+                          "MoEBackend)"),
     "B12X": ("0.29.0", "vllm/model_executor/layers/fused_moe/b12x.py (0.29.0+; 0.33.0 line 499: "
                        "_supports_current_device)"),
 }
@@ -42,7 +43,7 @@ NVFP4_MOE_CLI = {
     "marlin": ("MARLIN", "0.17.0"), "flashinfer_cutlass": ("FLASHINFER_CUTLASS", "0.17.0"),
     "flashinfer_trtllm": ("FLASHINFER_TRTLLM", "0.17.0"), "flashinfer_cutedsl": ("FLASHINFER_CUTEDSL", "0.17.0"),
     "cutlass": ("VLLM_CUTLASS", "0.17.0"), "emulation": ("EMULATION", "0.20.0"),
-    "flashinfer_b12x": ("FLASHINFER_B12X", "0.22.0"), "humming": ("HUMMING", "0.25.0"), "b12x": ("B12X", "0.29.0"),
+    "flashinfer_b12x": ("FLASHINFER_B12X", "0.22.0"), "humming": ("HUMMING", "0.21.0"), "b12x": ("B12X", "0.29.0"),
     "flashinfer_moe_ep_cutedsl": ("FLASHINFER_MOE_EP_CUTEDSL", "0.32.0"),
 }
 

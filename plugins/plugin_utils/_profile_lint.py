@@ -335,7 +335,7 @@ def check_flag_unknown(ctx):
         if form == "short_only":
             yield ("%s is not an option of %s: -%s is a short option, and a profile renders every key as "
                    "--<key>; write %s" % (entry.written, ctx.engine_label, entry.flag,
-                                           "--" + entry.resolved["canonical"]))
+                                          "--" + entry.resolved["canonical"]))
             continue
         option = "--" + catalog.flag_name(ctx.engine, entry.flag).partition(".")[0]
         if catalog.option_releases(ctx.engine, option):
@@ -481,8 +481,8 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
                       kernels.NVFP4_MOE_SEED_PREFERRED[1]))
         return
     mapped = kernels.NVFP4_MOE_CLI.get(backend)
-    if mapped is None or not kernels.nvfp4_moe_supported(mapped[0], ctx.compute_capability[0], ctx.version,
-                                                           at_least):
+    if mapped is None or not kernels.nvfp4_moe_supported(mapped[0], ctx.compute_capability[0],
+                                                          ctx.version, at_least):
         since = kernels.NVFP4_MOE_SM12X.get(mapped[0]) if mapped else None
         why = ("runs NVFP4 MoE on sm_12x only from vLLM %s (%s)" % since) if since else \
             "has no NVFP4 MoE kernel for sm_12x"

@@ -13,7 +13,6 @@ import tarfile
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as c
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import load_profile, profile_names
 
 # Strictly increasing: each is < the next.
 ORDERED = [

@@ -259,7 +259,7 @@ QUIET = [
                                         "default-chat-template-kwargs": '{"enable_thinking": false}'}}),
     ("flag-unknown", SGLANG, {"args": {"speculative-draft-model": "x", "tensor-parallel-size": 8}}),
     ("flag-unknown", SGLANG, merge(version("0.5.23"), {"args": {"mamba-scheduler-strategy": None,
-                                                               "cuda-graph-max-bs-decode": 160}})),
+                                                                "cuda-graph-max-bs-decode": 160}})),
     ("flag-value", LATENCY, merge(version("0.22.0"), {"args": {"moe-backend": "flashinfer_b12x"}})),
     ("vllm-nvfp4-sm12x-moe-backend", LATENCY, merge(version("0.22.0"), {"args": {"moe-backend": "flashinfer_b12x"}})),
     ("sglang-spec-max-running-requests", EAGLE, None),  # the shipped profile states 48
