@@ -481,8 +481,9 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
                       kernels.NVFP4_MOE_SEED_PREFERRED[1]))
         return
     mapped = kernels.NVFP4_MOE_CLI.get(backend)
-    if mapped is None or not kernels.nvfp4_moe_supported(mapped[0], ctx.compute_capability[0],
-                                                          ctx.version, at_least):
+    supported_now = mapped is not None and kernels.nvfp4_moe_supported(
+        mapped[0], ctx.compute_capability[0], ctx.version, at_least)
+    if not supported_now:
         since = kernels.NVFP4_MOE_SM12X.get(mapped[0]) if mapped else None
         why = ("runs NVFP4 MoE on sm_12x only from vLLM %s (%s)" % since) if since else \
             "has no NVFP4 MoE kernel for sm_12x"
