@@ -510,7 +510,7 @@ def check_vllm_mtp_marlin(ctx):
                    "supported for unquantized MoE\"; add moe_backend: triton to speculative_config"
                    % ctx.engine_label)
     else:
-        value = catalog.normalise_value({"norm": "lower_underscore"}, nested)
+        value = catalog.normalise_value({"normalise": ["lower", "dash_to_underscore"]}, nested)
         if not catalog.value_known(catalog.VLLM_UNQUANTIZED_MOE_BACKENDS, value, ctx.version)[0]:
             yield ("speculative_config.moe_backend %r is not an unquantized MoE backend of %s (the MTP head "
                    "is unquantized); use triton (choices: %s)"

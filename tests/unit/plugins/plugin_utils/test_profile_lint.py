@@ -240,6 +240,8 @@ def test_every_rule_has_a_firing_case():
 QUIET = [
     ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
      merge(version("0.33.0"), {"args": {"speculative_config": MTP_NO_NESTED}})),  # 0.33 exempts marlin
+    ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="TRITON")}}),  # vLLM lower-cases it
     ("vllm-prefix-caching-mtp-nemotronh", LATENCY,
      merge(version("0.28.0"), {"args": {"no-enable-prefix-caching": True}})),
     ("vllm-prefix-caching-mtp-nemotronh", LATENCY, version("0.26.0")),  # hybrid opt-in until 0.27
