@@ -90,6 +90,11 @@ def test_the_stored_data_is_what_the_generator_reads_from_the_release_source(eng
         assert text == handle.read()
 
 
+def test_the_data_covers_every_release_of_the_range():
+    # pip index versions vllm / sglang (2026-11-30): every release 0.17.0-0.33.0 and 0.5.1-0.5.23.
+    assert len(c.releases("vllm")) == 25 and len(c.releases("sglang")) == 42
+
+
 def test_the_data_covers_the_releases_the_issue_names():
     assert {"0.17.0", "0.19.0", "0.19.1", "0.24.0", "0.28.0", "0.33.0"} <= set(c.releases("vllm"))
     assert {"0.5.1", "0.5.6.post2", "0.5.13", "0.5.19", "0.5.20", "0.5.23"} <= set(c.releases("sglang"))
@@ -103,11 +108,13 @@ def test_the_data_covers_the_releases_the_issue_names():
     ("vllm", "0.19.0", "0.19.0", True, None),
     ("vllm", "0.19", "0.19.0", True, None),
     ("vllm", "0.19.2rc1.dev134", "0.19.1", False, "0.20.0"),
-    ("vllm", "0.27.1", "0.27.0", False, "0.28.0"),
+    ("vllm", "0.27.1", "0.27.1", True, None),
+    ("vllm", "0.27.2rc1", "0.27.1", False, "0.28.0"),
     ("vllm", "0.40.0", "0.33.0", False, None),
     ("vllm", "0.16.0", "0.17.0", False, None),
     ("sglang", "0.5.6.post2", "0.5.6.post2", True, None),
-    ("sglang", "0.5.13.post1", "0.5.13", False, "0.5.14"),
+    ("sglang", "0.5.13.post1", "0.5.13.post1", True, None),
+    ("sglang", "0.5.13.post2", "0.5.13.post1", False, "0.5.14"),
 ])
 def test_nearest_release(engine, version, release, exact, upper):
     found, is_exact = c.nearest_release(engine, version)
@@ -164,7 +171,7 @@ def test_value_kinds(engine, version, flag, kind):
     ("vllm", "moe-backend", "batched_triton", "0.27.0", "0.33.0"),
     ("vllm", "moe-backend", "aiter_mega_moe", "0.32.0", "0.33.0"),
     ("vllm", "mamba-ssm-cache-dtype", "bfloat16", "0.22.0", "0.33.0"),
-    ("vllm", "attention-backend", "TREE_ATTN", "0.17.0", "0.20.0"),
+    ("vllm", "attention-backend", "TREE_ATTN", "0.17.0", "0.20.2"),
     ("vllm", "moe-backend", "MARLIN", "0.17.0", "0.33.0"),  # vLLM lower-cases it
 ])
 def test_value_ranges_from_the_data(engine, flag, value, first, last):
@@ -176,7 +183,7 @@ def test_speculative_keys_from_the_data():
     assert c.speculative_key_releases("moe_backend")[0] == "0.19.0"
     assert c.speculative_key_releases("attention_backend")[0] == "0.21.0"
     assert c.speculative_key_releases("disable_by_batch_size") == []
-    assert c.speculative_key_releases("speculative_token_tree")[-1] == "0.20.0"
+    assert c.speculative_key_releases("speculative_token_tree")[-1] == "0.20.2"
 
 
 @pytest.mark.parametrize("engine, name, version, status", [
