@@ -9,8 +9,12 @@
 ``lint_profile`` runs every rule of ``RULES`` on a profile (plus inventory overrides) and
 returns findings ``{rule, severity, message, reason, source}``: ``message`` names the problem and
 the fix, ``reason`` the failure the rule prevents, ``source`` the seed or engine-facts section.
-Each rule is a pure function of one :class:`LintContext`; the facts about which flag, value or
-env var exists in which engine version live in ``_engine_catalog``.
+Each rule is a pure function of one :class:`LintContext`; the facts about which flag, value,
+speculative key or env var exists in which engine release live in ``_engine_catalog`` (data
+generated from each release's source), the kernel-per-hardware facts in ``_kernel_support``
+(shared with the lab simulator). A version the data has exactly is covered completely: what it
+lacks is an error; for any other version (a nightly) the nearest stored release below it is used
+and what that release lacks is a warning.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import re
 import yaml
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
+from ansible_collections.inferops.serving.plugins.plugin_utils import _kernel_support as kernels
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     DIGEST_RE,
     ENGINES,
@@ -41,20 +46,26 @@ _OVERRIDE_NOTE = " (set by the inventory override %s)"
 # What the rules look at
 # ---------------------------------------------------------------------------------------------
 class Arg:
-    """One ``args`` entry as the engine will read it."""
+    """One ``args`` entry as the engine's parser (of the catalog release) will read it."""
 
-    __slots__ = ("flag", "value", "canonical", "spec", "negated", "subkey", "alias_first", "from_override")
+    __slots__ = ("flag", "value", "resolved", "canonical", "spec", "negated", "subkey", "form", "from_override")
 
-    def __init__(self, engine, flag, value, from_override):
+    def __init__(self, rel, flag, value, from_override):
         self.flag = str(flag).lstrip("-")
         self.value = value
         self.from_override = from_override
-        resolved = catalog.resolve_flag(engine, self.flag) if engine in catalog.ENGINES else None
-        if resolved is None and engine == "sglang":
+        resolved = catalog.resolve(rel, self.flag) if rel is not None else None
+        if rel is not None and rel.engine == "sglang" and resolved["canonical"] is None and "_" in self.flag:
             # The hyphenated spelling, so rules still see what was meant; sglang-flag-underscore
             # reports the spelling itself.
-            resolved = catalog.resolve_flag(engine, self.flag.replace("_", "-"))
-        self.canonical, self.spec, self.negated, self.subkey, self.alias_first = resolved or (None,) * 5
+            resolved = dict(catalog.resolve(rel, self.flag.replace("_", "-")), underscore=True)
+        self.resolved = resolved or {"canonical": None, "form": "unknown", "entry": None, "subkey": None}
+        known = self.resolved["form"] in ("flag", "alias", "negation", "abbreviation")
+        self.canonical = self.resolved["canonical"] if known else None
+        self.spec = self.resolved["entry"] if known else None
+        self.negated = catalog.is_negation(self.resolved) if known else False
+        self.subkey = self.resolved["subkey"]
+        self.form = self.resolved["form"]
 
     @property
     def written(self):
@@ -94,9 +105,15 @@ class LintContext:
             self.version = catalog.parse_version(self.image.get("engine_version"))
         except catalog.CatalogError as exc:
             self.version_error = str(exc)
-        engine = self.engine if self.engine in catalog.ENGINES else None
+        # The catalog release the engine version is judged against, and whether it is that very release.
+        self.release, self.exact, self.upper = None, False, None
+        if self.engine in catalog.ENGINES and self.version is not None:
+            self.release, self.exact = catalog.nearest_release(self.engine, self.version)
+            if not self.exact and catalog.parse_version(self.release.version) < self.version:
+                # A version between two stored releases (a nightly): the release above brackets it.
+                self.upper = catalog.next_release(self.engine, self.version)
         override_args = {flag_key(self.engine, k) for k in (overrides.get("args") or {})}
-        self.args = [Arg(engine, flag, value, flag_key(self.engine, flag) in override_args)
+        self.args = [Arg(self.release, flag, value, flag_key(self.engine, flag) in override_args)
                      for flag, value in (self.profile.get("args") or {}).items()]
         self.env_from_override = set((overrides.get("env") or {}).keys())
         self.image_from_override = set((overrides.get("image") or {}).keys())
@@ -108,11 +125,36 @@ class LintContext:
     @property
     def checkable(self):
         """Whether the engine and its version are known, so version-aware rules can run."""
-        return self.engine in catalog.ENGINES and self.version is not None
+        return self.release is not None
+
+    def lacks(self, message, upper_has=False):
+        """A finding about something the catalog release lacks.
+
+        An error when the data has the image's version exactly, or when the version lies between
+        two stored releases that both lack it (``upper_has`` false: a nightly of 0.19.2 lacks what
+        0.19.1 and 0.20.0 lack); otherwise a warning that names the release it was judged against.
+        """
+        if self.exact:
+            return message
+        if self.upper is not None and not upper_has:
+            return "%s (nor has %s: the image's %s lies between the two)" % (message, self.upper.label, self.version)
+        return ("warning", "%s (judged against %s, the nearest release the catalog has at or below %s; "
+                           "check `--help` of the image)" % (message, self.release.label, self.version))
+
+    def upper_flag(self, canonical_or_option):
+        """The entry of a flag in the bracketing release above, or None."""
+        if self.upper is None:
+            return None
+        found = self.upper.strings.get(canonical_or_option if canonical_or_option.startswith("-")
+                                       else "--" + canonical_or_option)
+        return self.upper.flags[found[0]] if found else None
 
     def arg(self, canonical):
         """The last whole-flag entry for ``canonical`` (not a dotted sub-key), or None."""
-        found = [a for a in self.args if a.canonical == canonical and a.subkey is None]
+        # By any long spelling: releases differ in which one is first (SGLang 0.5.13 --tensor-parallel-size,
+        # 0.5.23 --tp-size).
+        found = [a for a in self.args if a.subkey is None and a.canonical is not None
+                 and (a.canonical == canonical or "--" + canonical in a.spec["aliases"])]
         return found[-1] if found else None
 
     def value(self, canonical, default=None):
@@ -121,6 +163,11 @@ class LintContext:
         if entry is None or entry.state is None or entry.value is True:
             return default
         return catalog.normalise_value(entry.spec, entry.value)
+
+    def is_on(self, canonical):
+        """Whether an on/off flag is explicitly on."""
+        entry = self.arg(canonical)
+        return bool(entry and entry.state)
 
     @property
     def compute_capability(self):
@@ -141,6 +188,10 @@ class LintContext:
     @property
     def is_nemotron_h(self):
         return bool(_NEMOTRON_H_RE.search(self.model))
+
+    @property
+    def is_fp8_model(self):
+        return bool(re.search(r"(?<![a-z0-9])fp8(?![a-z0-9])", self.model.lower()))
 
     @property
     def is_nvfp4(self):
@@ -167,7 +218,7 @@ class LintContext:
                     problems.append("%s must be a mapping (JSON object), not %r" % (entry.written, value))
         for flag, key in (("spec-method", "method"), ("spec-model", "model"),
                           ("spec-tokens", "num_speculative_tokens")):
-            if self.value(flag) is not None:
+            if self.arg(flag) is not None and self.value(flag) is not None:
                 config.setdefault(key, self.arg(flag).value)
         return config, problems
 
@@ -213,11 +264,13 @@ def check_engine_version(ctx):
 
 
 def check_engine_version_catalogued(ctx):
-    if ctx.checkable and not catalog.catalogued(ctx.engine, ctx.version):
-        first, last = catalog.CATALOGUED[ctx.engine]
-        yield ("%s is outside the versions the engine catalog was built from (%s); flag and env checks "
-               "extrapolate. Extend plugins/plugin_utils/_engine_catalog.py from the release's source "
-               "before trusting this profile" % (ctx.engine_label, catalog.range_text(first, last)))
+    if not ctx.checkable:
+        return
+    first, last = catalog.covered_range(ctx.engine)
+    if not catalog.catalogued(ctx.engine, ctx.version):
+        yield ("%s is outside the releases the engine catalog was generated from (%s %s-%s); it is judged "
+               "against %s. Generate the release's data (scripts/engine-catalog) before trusting this profile"
+               % (ctx.engine_label, ctx.engine, first, last, ctx.release.label))
 
 
 def check_digest_malformed(ctx):
@@ -257,45 +310,88 @@ def check_tag_only(ctx):
                "the image that was validated" % (ctx.image.get("repository"), ctx.image.get("tag") or "latest"))
 
 
+def _range_note(engine, versions):
+    return "%s %s" % (engine, catalog.range_of(versions)) if versions else None
+
+
 def check_flag_unknown(ctx):
     if not ctx.checkable:
         return
     for entry in ctx.args:
-        if entry.canonical is not None:
+        if entry.canonical is not None or entry.resolved.get("underscore"):
             continue
-        nearest = catalog.suggest_flag(ctx.engine, entry.flag, ctx.version)
-        hint = ("did you mean %s?" % " or ".join(nearest)) if nearest else (
-            "remove it; if %s really has it, add it to plugins/plugin_utils/_engine_catalog.py" % ctx.engine_label)
-        yield "%s is not a %s flag; %s" % (entry.written, ctx.engine_label, hint)
+        form = entry.resolved["form"]
+        if form == "ambiguous":
+            option = "--" + catalog.flag_name(ctx.engine, entry.flag)
+            present = catalog.option_releases(ctx.engine, option)
+            replacement = catalog.REPLACEMENTS.get((ctx.engine, option[2:]))
+            history = (" (%s exists in %s%s)" % (option, _range_note(ctx.engine, present),
+                                                 "; use --%s" % replacement[0] if replacement else "")) \
+                if present else ""
+            yield ("%s is an ambiguous abbreviation for %s's parser (it matches %s) and the engine exits with "
+                   "'ambiguous option'%s; write the full flag"
+                   % (entry.written, ctx.engine_label, ", ".join(entry.resolved["abbreviates"]), history))
+            continue
+        if form == "short_only":
+            yield ("%s is not an option of %s: -%s is a short option, and a profile renders every key as "
+                   "--<key>; write %s" % (entry.written, ctx.engine_label, entry.flag,
+                                          "--" + entry.resolved["canonical"]))
+            continue
+        option = "--" + catalog.flag_name(ctx.engine, entry.flag).partition(".")[0]
+        if catalog.option_releases(ctx.engine, option):
+            continue  # a flag of other releases: flag-version says which
+        nearest = catalog.suggest_flag(ctx.release, entry.flag)
+        hint = ("did you mean %s?" % nearest[0]) if nearest else "remove it"
+        yield ctx.lacks("%s is not a %s flag; %s" % (entry.written, ctx.engine_label, hint))
 
 
 def check_flag_version(ctx):
     if not ctx.checkable:
         return
     for entry in ctx.args:
-        if entry.canonical is None:
+        if entry.canonical is not None or entry.resolved["form"] != "unknown" or entry.resolved.get("underscore"):
             continue
-        spec = entry.spec
-        if not catalog.flag_available(spec, ctx.version):
-            fix = ("use --%s" % spec["replacement"]) if spec.get("replacement") and \
-                catalog.flag_available(catalog.FLAGS[ctx.engine][spec["replacement"]], ctx.version) else \
-                "use an image in that range or remove the flag"
-            yield ("%s exists in %s %s, not in %s (the image's version); %s"
-                   % (entry.written, ctx.engine, catalog.range_text(spec["first"], spec["last"]),
-                      ctx.engine_label, fix))
-        elif entry.alias_first and not catalog.version_in(ctx.version, entry.alias_first):
-            yield ("%s is a short alias only from %s %s, not in %s; spell it --%s"
-                   % (entry.written, ctx.engine, entry.alias_first, ctx.engine_label, entry.canonical))
+        option = "--" + catalog.flag_name(ctx.engine, entry.flag).partition(".")[0]
+        present = catalog.option_releases(ctx.engine, option)
+        if not present:
+            continue
+        name = option[2:]
+        replacement = catalog.REPLACEMENTS.get((ctx.engine, name))
+        nearest = catalog.suggest_flag(ctx.release, entry.flag)
+        if replacement and "--" + replacement[0] in ctx.release.strings:
+            fix = "use --%s (%s)" % (replacement[0], replacement[1])
+        elif nearest:
+            fix = "use an image in that range, or the nearest flag of %s: %s" % (ctx.engine_label, " or ".join(nearest))
+        else:
+            fix = "use an image in that range or remove the flag"
+        yield ctx.lacks("%s exists in %s, not in %s; %s" % (entry.written, _range_note(ctx.engine, present),
+                                                            ctx.engine_label, fix),
+                        upper_has=ctx.upper_flag(option) is not None)
+
+
+def check_flag_abbreviation(ctx):
+    if not ctx.checkable:
+        return
+    for entry in ctx.args:
+        if entry.form == "abbreviation":
+            yield ("%s is accepted by %s's argparse only as an abbreviation of %s (a later release may add a "
+                   "flag that makes it ambiguous); write %s"
+                   % (entry.written, ctx.engine_label, entry.resolved["abbreviates"], entry.resolved["abbreviates"]))
 
 
 def check_flag_deprecated(ctx):
     if not ctx.checkable:
         return
     for entry in ctx.args:
-        if entry.canonical and catalog.flag_available(entry.spec, ctx.version) and \
-                catalog.flag_deprecated(entry.spec, ctx.version):
-            yield ("%s is deprecated in %s and removed after %s; use --%s (same values)"
-                   % (entry.written, ctx.engine_label, entry.spec["last"], entry.spec["replacement"]))
+        if entry.canonical and entry.spec.get("deprecated"):
+            replacement = catalog.REPLACEMENTS.get((ctx.engine, entry.canonical))
+            later = [v for v in catalog.releases(ctx.engine)
+                     if catalog.parse_version(v) > catalog.parse_version(ctx.release.version)
+                     and "--" + entry.canonical not in catalog.release(ctx.engine, v).strings]
+            gone = (", gone in %s %s" % (ctx.engine, later[0])) if later else ""
+            fix = ("use --%s (%s)" % replacement) if replacement else "see the image's --help for its replacement"
+            yield ("%s is deprecated in %s (its parser registers it with a Deprecated* action%s); %s"
+                   % (entry.written, ctx.engine_label, gone, fix))
 
 
 def check_flag_value(ctx):
@@ -303,37 +399,39 @@ def check_flag_value(ctx):
         return
     for entry in ctx.args:
         spec = entry.spec
-        if entry.canonical is None or entry.subkey or entry.state is None or \
-                not catalog.flag_available(spec, ctx.version):
+        if entry.canonical is None or entry.subkey or entry.value is None or entry.value is False:
             continue
-        if spec["boolean"]:
+        if spec["value"] == "none":
             if entry.value is not True:
-                negation = " or `no-%s: true`" % entry.canonical if ctx.engine == "vllm" else ""
-                yield ("%s is an on/off flag but has the value %r (rendered as a stray argument); write "
-                       "`%s: true`%s" % (entry.written, entry.value, entry.flag, negation))
+                negation = (" or `%s: true`" % spec["negations"][0].lstrip("-")) if spec["negations"] else ""
+                upper = ctx.upper_flag(entry.canonical)
+                yield ctx.lacks("%s takes no value in %s (an on/off flag) but has the value %r, which the engine "
+                                "reads as a stray argument; write `%s: true`%s"
+                                % (entry.written, ctx.engine_label, entry.value, entry.flag, negation),
+                                upper_has=bool(upper and upper["value"] != "none"))
             continue
         if entry.value is True:
-            if not spec["optional_value"]:
-                yield "%s needs a value but is set to true (a bare flag); give it its value" % entry.written
+            if spec["value"] != "optional":
+                upper = ctx.upper_flag(entry.canonical)
+                yield ctx.lacks("%s needs a value in %s but is set to true (a bare flag); give it its value"
+                                % (entry.written, ctx.engine_label),
+                                upper_has=bool(upper and upper["value"] in ("none", "optional")))
             continue
-        if not spec["values"] or isinstance(entry.value, (dict, list)):
+        allowed = catalog.choices(spec)
+        if allowed is None or isinstance(entry.value, (dict, list)):
             continue
         value = catalog.normalise_value(spec, entry.value)
-        allowed_now, known_range = catalog.value_known(spec["values"], value, ctx.version)
-        if allowed_now:
+        if value in allowed:
             continue
-        choices = ", ".join(catalog.allowed_values(spec["values"], ctx.version))
-        if known_range is not None:
-            yield ("%s %s exists in %s %s, not in %s; choose one of: %s"
-                   % (entry.written, entry.value, ctx.engine, catalog.range_text(*known_range),
-                      ctx.engine_label, choices))
-        elif catalog.values_complete(spec, ctx.version):
-            yield ("%s %s is not a choice of %s; choose one of: %s"
-                   % (entry.written, entry.value, ctx.engine_label, choices))
-        else:
-            yield ("warning", "%s %s is not among the catalogued choices (%s), and the catalog's list for %s "
-                              "may be incomplete; check `--help` of the image" % (entry.written, entry.value,
-                                                                                  choices, ctx.engine_label))
+        present = catalog.value_releases(ctx.engine, entry.canonical, entry.value)
+        where = ("%s %s exists in %s, not in %s" % (entry.written, entry.value, _range_note(ctx.engine, present),
+                                                    ctx.engine_label)) if present else \
+            ("%s %s is not a choice of %s" % (entry.written, entry.value, ctx.engine_label))
+        upper = ctx.upper_flag(entry.canonical)
+        upper_choices = catalog.choices(upper) if upper else []
+        yield ctx.lacks("%s; choose one of: %s" % (where, ", ".join(allowed)),
+                        upper_has=bool(upper) and (upper_choices is None
+                                                   or catalog.normalise_value(upper, entry.value) in upper_choices))
 
 
 def check_sglang_underscore(ctx):
@@ -352,34 +450,54 @@ def check_vllm_speculative_keys(ctx):
     for problem in problems:
         yield problem + "; give speculative_config as a mapping in the profile"
     for key in config:
-        if key not in catalog.VLLM_SPECULATIVE_KEYS:
-            nearest = catalog.suggest(key, catalog.VLLM_SPECULATIVE_KEYS)
-            yield ("warning", "speculative_config key %r is not in the catalog; vLLM rejects unknown keys "
-                              "(pydantic ValidationError)%s" % (key, "; did you mean %r?" % nearest[0]
-                                                                if nearest else ""))
+        if key in ctx.release.speculative_keys:
             continue
-        first, last = catalog.VLLM_SPECULATIVE_KEYS[key]
-        if not catalog.version_in(ctx.version, first, last):
-            yield ("speculative_config key %r needs vLLM %s, the image has %s (SpeculativeConfig rejects it: "
-                   "pydantic ValidationError 'Unexpected keyword argument'); use a newer image or drop the key"
-                   % (key, catalog.range_text(first, last), ctx.version))
+        present = catalog.speculative_key_releases(key)
+        if present:
+            where = "exists in %s, not in %s" % (_range_note("vllm", present), ctx.engine_label)
+        else:
+            nearest = catalog.suggest(key, ctx.release.speculative_keys)
+            where = "is in no vLLM release %s-%s%s" % (catalog.covered_range("vllm") + (
+                ("; did you mean %r?" % nearest[0]) if nearest else "",))
+        yield ctx.lacks("speculative_config key %r %s: SpeculativeConfig forbids unknown keys (pydantic "
+                        "ValidationError at startup); drop the key or use an image that has it" % (key, where),
+                        upper_has=ctx.upper is not None and key in ctx.upper.speculative_keys)
 
 
-def check_vllm_nvfp4_marlin(ctx):
-    if ctx.engine != "vllm" or not (ctx.is_nvfp4 and ctx.is_sm12x):
+def check_vllm_nvfp4_moe_sm12x(ctx):
+    if ctx.engine != "vllm" or not (ctx.is_nvfp4 and ctx.is_sm12x) or not ctx.checkable:
         return
+    at_least = catalog.version_in
     backend = ctx.value("moe-backend")
-    if backend != "marlin":
-        now = ("--moe-backend is not set (auto)" if backend is None else "--moe-backend is %s" % backend)
-        yield ("NVFP4 model on %s and %s; set args.moe-backend: marlin (Marlin is the only working NVFP4 "
-               "MoE path on sm_12x)" % (ctx.sm_label, now))
+    supported = kernels.nvfp4_moe_sm12x_backends(ctx.version, at_least)
+    if backend in (None, "auto"):
+        auto = "FLASHINFER_CUTLASS" if "FLASHINFER_CUTLASS" in supported else "MARLIN"
+        if auto != kernels.NVFP4_MOE_SEED_PREFERRED[0]:
+            yield ("warning", "NVFP4 model on %s with --moe-backend %s: %s auto-selects %s for the NVFP4 MoE (it "
+                              "runs on sm_12x from vLLM %s: %s), not the MARLIN the seeds measured (%s); set "
+                              "args.moe-backend: marlin to keep the measured path"
+                   % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, auto,
+                      kernels.NVFP4_MOE_SM12X[auto][0], kernels.NVFP4_MOE_SM12X[auto][1],
+                      kernels.NVFP4_MOE_SEED_PREFERRED[1]))
+        return
+    mapped = kernels.NVFP4_MOE_CLI.get(backend)
+    supported_now = mapped is not None and kernels.nvfp4_moe_supported(
+        mapped[0], ctx.compute_capability[0], ctx.version, at_least)
+    if not supported_now:
+        since = kernels.NVFP4_MOE_SM12X.get(mapped[0]) if mapped else None
+        why = ("runs NVFP4 MoE on sm_12x only from vLLM %s (%s)" % since) if since else \
+            "has no NVFP4 MoE kernel for sm_12x"
+        yield ("NVFP4 model on %s with --moe-backend %s: %s %s; use one of: %s (args.moe-backend: marlin is "
+               "what the seeds measured)"
+               % (ctx.sm_label, backend, mapped[0] if mapped else backend, why,
+                  ", ".join(name.lower() for name in supported)))
 
 
 def check_vllm_mtp_marlin(ctx):
     if not ctx.is_vllm_mtp or not ctx.checkable or ctx.value("moe-backend") != "marlin":
         return
     nested = ctx.speculative_config()[0].get("moe_backend")
-    first_nested = catalog.VLLM_SPECULATIVE_KEYS["moe_backend"][0]
+    first_nested = catalog.speculative_key_releases("moe_backend")[0]
     if not _at_least(ctx, first_nested):
         yield ("MTP with --moe-backend marlin cannot start on %s: without speculative_config.moe_backend the "
                "unquantized MTP MoE rejects marlin (ValueError), and with it %s's SpeculativeConfig fails "
@@ -392,7 +510,7 @@ def check_vllm_mtp_marlin(ctx):
                    "supported for unquantized MoE\"; add moe_backend: triton to speculative_config"
                    % ctx.engine_label)
     else:
-        value = catalog.normalise_value({"norm": "lower_underscore"}, nested)
+        value = catalog.normalise_value({"normalise": ["lower", "dash_to_underscore"]}, nested)
         if not catalog.value_known(catalog.VLLM_UNQUANTIZED_MOE_BACKENDS, value, ctx.version)[0]:
             yield ("speculative_config.moe_backend %r is not an unquantized MoE backend of %s (the MTP head "
                    "is unquantized); use triton (choices: %s)"
@@ -502,21 +620,104 @@ def check_reasoning_parser(ctx):
 
 
 def check_sglang_max_running_requests(ctx):
-    if ctx.engine != "sglang" or not ctx.is_burst_profile:
-        return
+    if ctx.engine != "sglang" or not ctx.is_burst_profile or ctx.sglang_speculative_algorithm:
+        return  # with speculative decoding the cap is always set: sglang-spec-max-running-requests
     entry = ctx.arg("max-running-requests")
     if entry is not None and entry.state:
         yield ("%s %s on a burst profile caps the batch and queues the rest; remove it unless the "
                "profile is for latency, not burst" % (entry.written, entry.value))
 
 
+def _spec_reset_source(ctx):
+    """The file:line of SGLang's reset to 48 for the catalog release (or the nearest one known)."""
+    known = sorted(catalog.SGLANG_SPEC_RESET_SOURCE, key=catalog.parse_version)
+    at_or_below = [v for v in known if catalog.parse_version(v) <= ctx.version] or known[:1]
+    return "sglang %s %s" % (at_or_below[-1], catalog.SGLANG_SPEC_RESET_SOURCE[at_or_below[-1]])
+
+
+def check_sglang_spec_max_running_requests(ctx):
+    if not ctx.sglang_speculative_algorithm or not ctx.checkable:
+        return
+    entry = ctx.arg("max-running-requests")
+    if entry is None or entry.state is None:
+        yield ("--speculative-algorithm %s without --max-running-requests: %s resets it to %d (\"Max running "
+               "requests is reset to 48 for speculative decoding\", %s), the cap that cut seed 002's burst "
+               "throughput by 86%%; state the cap: set args.max-running-requests (48 is what seed 002's EAGLE run "
+               "measured, a larger one needs memory headroom)"
+               % (ctx.sglang_speculative_algorithm, ctx.engine_label, catalog.SGLANG_SPEC_MAX_RUNNING_REQUESTS,
+                  _spec_reset_source(ctx)))
+
+
+def check_sglang_sm120_required(ctx):
+    if ctx.engine != "sglang" or not ctx.is_sm12x or not ctx.is_fp8_model or not ctx.checkable:
+        return
+    for flag, needed in kernels.SGLANG_SM120_REQUIRED.items():
+        component = "fp8_gemm" if flag == "fp8-gemm-backend" else "moe_runner"
+        if "--" + flag not in ctx.release.strings:
+            yield ("%s has no --%s, so the FP8 %s cannot be forced to %s on %s; use an image that has it (%s)"
+                   % (ctx.engine_label, flag, component.replace("_", " "), needed, ctx.sm_label,
+                      _range_note(ctx.engine, catalog.option_releases(ctx.engine, "--" + flag))))
+            continue
+        value = ctx.value(flag)
+        known = kernels.SGLANG_SM120_FP8[component].get(value)
+        if value in (None, "auto"):
+            yield ("FP8 model on %s with --%s %s: auto resolves to DeepGEMM/CUTLASS, which fail there (%s); set "
+                   "args.%s: %s (seed 002: 'Required flags: --fp8-gemm-backend triton --moe-runner-backend triton')"
+                   % (ctx.sm_label, flag, value or "unset (auto)",
+                      kernels.SGLANG_SM120_FP8[component]["deep_gemm"][1], flag, needed))
+        elif known is not None and not known[0]:
+            yield ("FP8 model on %s with --%s %s: %s; set args.%s: %s"
+                   % (ctx.sm_label, flag, value, known[1], flag, needed))
+        elif known is None:
+            yield ("warning", "FP8 model on %s with --%s %s: seed 002 proved only %s there; set args.%s: %s"
+                   % (ctx.sm_label, flag, value, needed, flag, needed))
+    attention = ctx.value("attention-backend")
+    known = kernels.SGLANG_SM120_FP8["attention"].get(attention)
+    if known is not None and not known[0]:
+        yield ("--attention-backend %s on %s: %s; use flashinfer (or triton)" % (attention, ctx.sm_label, known[1]))
+
+
+def check_sglang_deepep_pcie(ctx):
+    if ctx.engine != "sglang":
+        return
+    platform = ctx.hardware.get("platform")
+    interconnect = kernels.PLATFORM_INTERCONNECT.get(str(platform))
+    backend = ctx.value("moe-a2a-backend")
+    if backend in ("deepep", "deepep_v2") and interconnect and interconnect[0] == "pcie":
+        yield ("%s %s on %s: %s; remove it (the default 'none' all-to-all works with EP)"
+               % (ctx.arg("moe-a2a-backend").written, backend, platform, interconnect[1]))
+
+
+def check_sglang_hicache_mamba(ctx):
+    if ctx.engine != "sglang" or not ctx.is_nemotron_h:
+        return
+    entry = ctx.arg("enable-hierarchical-cache")
+    if entry is not None and entry.state:
+        yield ("%s on a hybrid Mamba model (NemotronH): HiMambaRadixCache fails (seed 002: bug 1 fixed in "
+               "sglang#20504, bug 2 '_insert_helper() arg mismatch' still open on sglang#20495); remove it"
+               % entry.written)
+
+
+def check_sglang_eagle_mem_fraction(ctx):
+    if not ctx.sglang_speculative_algorithm or not ctx.is_sm12x:
+        return
+    try:
+        fraction = float(ctx.value("mem-fraction-static"))
+    except (TypeError, ValueError):
+        return
+    if fraction > 0.80:
+        yield ("--mem-fraction-static %s with --speculative-algorithm %s on %s: seed 002's MTP run OOMed at 0.85 "
+               "under a 500-prompt burst and ran at 0.80; set args.mem-fraction-static: \"0.80\""
+               % (ctx.value("mem-fraction-static"), ctx.sglang_speculative_algorithm, ctx.sm_label))
+
+
 def _env_where(ctx, name):
     return _OVERRIDE_NOTE % ("env." + name) if name in ctx.env_from_override else ""
 
 
-def _replacement(ctx, spec, value):
+def _replacement(ctx, facts, value):
     """The flag that replaces an env var, with the value it should carry (the profile's if set)."""
-    flag = spec["replacement"]
+    flag = facts["replacement"]
     current = ctx.arg(flag)
     if current is not None and current.state and current.value is not True:
         return "--%s %s" % (flag, current.value)
@@ -529,56 +730,65 @@ def check_env_removed(ctx):
     if not ctx.checkable:
         return
     for name, value in ctx.env.items():
-        status, spec = catalog.env_status(ctx.engine, name, ctx.version)
+        status, facts, readers = catalog.env_status(ctx.engine, name, ctx.version)
         if status != "removed":
             continue
-        replaced = ctx.arg(spec["replacement"]) is not None if spec["replacement"] else True
-        message = "env %s=%s%s does nothing on %s (removed in %s); " % (
-            name, value, _env_where(ctx, name), ctx.engine_label, spec["removed"])
-        if replaced:
-            yield ("warning", message + "remove it; %s already says it" % _replacement(ctx, spec, value))
+        message = "env %s=%s%s does nothing on %s (last read by %s %s); " % (
+            name, value, _env_where(ctx, name), ctx.engine_label, ctx.engine, readers[-1])
+        if facts and facts["replacement"]:
+            if ctx.arg(facts["replacement"]) is not None:
+                yield ("warning", message + "remove it; %s already says it" % _replacement(ctx, facts, value))
+            else:
+                yield ctx.lacks(message + "set %s instead and remove it" % _replacement(ctx, facts, value),
+                                upper_has=ctx.upper is not None and name in ctx.upper.env)
         else:
-            yield message + "set %s instead and remove it" % _replacement(ctx, spec, value)
+            yield ("warning", message + "remove it")
 
 
 def check_env_deprecated(ctx):
     if not ctx.checkable:
         return
     for name, value in ctx.env.items():
-        status, spec = catalog.env_status(ctx.engine, name, ctx.version)
+        status, facts, readers = catalog.env_status(ctx.engine, name, ctx.version)
         if status == "deprecated":
+            later = [v for v in catalog.releases(ctx.engine)
+                     if catalog.parse_version(v) > catalog.parse_version(readers[-1])]
             yield ("env %s%s is deprecated on %s and does nothing from %s; move to %s"
-                   % (name, _env_where(ctx, name), ctx.engine_label, spec["removed"],
-                      _replacement(ctx, spec, value)))
+                   % (name, _env_where(ctx, name), ctx.engine_label, later[0] if later else "a later release",
+                      _replacement(ctx, facts, value)))
 
 
 def check_env_unknown(ctx):
     if not ctx.checkable:
         return
     for name in ctx.env:
-        status, spec = catalog.env_status(ctx.engine, name, ctx.version)
+        status, facts, readers = catalog.env_status(ctx.engine, name, ctx.version)
         if status == "unknown":
-            nearest = catalog.suggest(name, catalog.ENV[ctx.engine])
-            yield ("env %s%s is not a known %s variable, so it probably does nothing; %s"
-                   % (name, _env_where(ctx, name), ctx.engine_label,
-                      ("did you mean %s?" % nearest[0]) if nearest else "check the spelling, or remove it"))
+            first, last = catalog.covered_range(ctx.engine)
+            if facts and facts.get("hint"):
+                hint = facts["hint"]
+            else:
+                nearest = catalog.suggest(name, ctx.release.env)
+                hint = ("did you mean %s?" % nearest[0]) if nearest else "check the spelling, or remove it"
+            yield ("env %s%s is read by no %s release %s-%s, so it does nothing; %s"
+                   % (name, _env_where(ctx, name), catalog.ENGINE_LABELS[ctx.engine], first, last, hint))
         elif status == "too_new":
-            yield ("env %s%s is read only from %s %s; remove it or use a newer image"
-                   % (name, _env_where(ctx, name), ctx.engine, spec["first"]))
+            yield ("env %s%s is read only from %s %s, not by %s; remove it or use a newer image"
+                   % (name, _env_where(ctx, name), ctx.engine, readers[0], ctx.engine_label))
 
 
 def check_env_value(ctx):
     if not ctx.checkable:
         return
     for name, value in ctx.env.items():
-        status, spec = catalog.env_status(ctx.engine, name, ctx.version)
-        if status not in ("active", "deprecated") or not spec["values"]:
+        status, facts, _readers = catalog.env_status(ctx.engine, name, ctx.version)
+        if status not in ("active", "deprecated") or not facts or not facts["values"]:
             continue
         text = str(value).lower() if not isinstance(value, bool) else ("1" if value else "0")
-        if not catalog.value_known(spec["values"], text, ctx.version)[0]:
+        if not catalog.value_known(facts["values"], text, ctx.version)[0]:
             yield ("env %s=%s%s is not a value %s accepts; choose one of: %s"
                    % (name, value, _env_where(ctx, name), ctx.engine_label,
-                      ", ".join(catalog.allowed_values(spec["values"], ctx.version))))
+                      ", ".join(catalog.allowed_values(facts["values"], ctx.version))))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -588,6 +798,9 @@ def _r(rule_id, severity, check, reason, source):
     return {"id": rule_id, "severity": severity, "check": check, "reason": reason, "source": source}
 
 
+_CATALOG = ("engine catalog generated from each release's source (scripts/engine-catalog -> "
+            "plugins/plugin_utils/engine_catalog/<engine>-<release>.json.gz)")
+
 RULES = (
     _r("engine-unknown", "error", check_engine_known,
        "The renderer and every check depend on the engine; an unknown engine cannot be launched.",
@@ -595,11 +808,11 @@ RULES = (
     _r("engine-version-missing", "error", check_engine_version,
        "Flags and env vars come and go between engine versions; without image.engine_version the lint "
        "cannot tell whether the image has them.",
-       "engine-facts.md sections 1.10 and 2.6"),
+       _CATALOG),
     _r("engine-version-uncatalogued", "warning", check_engine_version_catalogued,
-       "The catalog's ranges were read from released wheels (vLLM 0.17-0.33, SGLang 0.5.1-0.5.23); beyond "
-       "them a flag may have appeared or gone without the lint knowing.",
-       "engine-facts.md section 0"),
+       "The catalog holds the parsers of vLLM 0.17.0-0.33.0 and SGLang 0.5.1-0.5.23; beyond them a flag may "
+       "have appeared or gone without the lint knowing.",
+       _CATALOG),
     _r("image-digest-malformed", "error", check_digest_malformed,
        "A digest that is not sha256 plus 64 lowercase hex digits cannot be pulled; the pull fails on every host.",
        "DESIGN.md 'Pins and rollouts'"),
@@ -612,31 +825,41 @@ RULES = (
        "days, may run different engines.",
        "seed 000: IMAGE PIN note; seed 001: digest pinning as practice"),
     _r("flag-unknown", "error", check_flag_unknown,
-       "The engine's argument parser exits at startup on a flag it does not have.",
-       "engine-facts.md sections 1.10 and 2.6"),
+       "The engine's argument parser exits at startup on a flag it does not have ('unrecognized arguments'), "
+       "on an ambiguous abbreviation, and on --x where only the short option -x exists.",
+       _CATALOG),
     _r("flag-version", "error", check_flag_version,
-       "Flags come and go between versions (e.g. SGLang removed --mamba-scheduler-strategy in 0.5.20); a flag "
-       "the image's version lacks stops the engine at startup.",
-       "engine-facts.md sections 1.10, 2.4 and 2.6"),
+       "Flags come and go between releases (e.g. SGLang removed --mamba-scheduler-strategy and "
+       "--cuda-graph-max-bs in 0.5.20, vLLM --swap-space in 0.18); a flag the image's release lacks stops the "
+       "engine at startup.",
+       _CATALOG),
+    _r("flag-abbreviation", "warning", check_flag_abbreviation,
+       "Both engines' argparse accept a unique prefix of a long option; a release that adds a flag with the "
+       "same prefix turns it into 'ambiguous option'.",
+       _CATALOG + "; Python argparse allow_abbrev"),
     _r("flag-deprecated", "warning", check_flag_deprecated,
-       "A deprecated alias still works but is removed in a later release; the next image bump would fail.",
-       "engine-facts.md section 2.4"),
+       "A deprecated flag still works but is removed in a later release; the next image bump would fail.",
+       _CATALOG),
     _r("flag-value", "error", check_flag_value,
-       "argparse rejects a value outside the flag's choices (invalid choice) and the engine exits; an on/off "
-       "flag given a value leaves a stray argument.",
-       "engine-facts.md sections 1.2, 1.8, 1.10 and 2.6"),
+       "argparse rejects a value outside the flag's choices (invalid choice) and the engine exits (vLLM "
+       "validates --attention-backend and, from 0.33, --kv-cache-dtype right after parsing); a flag that takes "
+       "no value given one leaves a stray argument.",
+       _CATALOG),
     _r("sglang-flag-underscore", "error", check_sglang_underscore,
        "SGLang uses plain argparse with no underscore-to-hyphen normalisation (vLLM has one): "
        "--moe_runner_backend is 'unrecognized arguments'.",
-       "engine-facts.md section 2.6"),
+       "sglang/srt/server_args.py (argparse.ArgumentParser); engine-facts.md section 2.6"),
     _r("vllm-speculative-config-key", "error", check_vllm_speculative_keys,
-       "vLLM's SpeculativeConfig forbids unknown keys: a key newer than the image (moe_backend < 0.19, "
-       "attention_backend < 0.21, kv_cache_dtype < 0.26) is a pydantic ValidationError at startup.",
-       "engine-facts.md section 1.10 (runtime facts on 0.17.1)"),
-    _r("vllm-nvfp4-sm12x-marlin-moe", "error", check_vllm_nvfp4_marlin,
-       "On sm_12x the CUTLASS/FlashInfer grouped-FP4 MoE kernels are gated to sm_100 or regress; since vLLM "
-       "0.19 auto-selection picks FLASHINFER_CUTLASS for NVFP4 MoE, so Marlin must be explicit.",
-       "seed 000 findings.md section 1 and Gotchas; vLLM #38971"),
+       "vLLM's SpeculativeConfig forbids unknown keys: a key the image's release lacks (moe_backend < 0.19, "
+       "attention_backend < 0.21, disable_by_batch_size in no release 0.17-0.33, speculative_token_tree gone "
+       "in 0.21) is a pydantic ValidationError at startup.",
+       _CATALOG + " (vllm/config/speculative.py SpeculativeConfig fields)"),
+    _r("vllm-nvfp4-sm12x-moe-backend", "error", check_vllm_nvfp4_moe_sm12x,
+       "Not every NVFP4 MoE kernel runs on sm_12x, and which do depends on the release (FLASHINFER_CUTLASS "
+       "from 0.19.0, FLASHINFER_B12X from 0.22.0, B12X from 0.29.0; Marlin always); auto-selection then picks "
+       "FLASHINFER_CUTLASS, which the seeds saw regress on GB10, so Marlin stays explicit in the seed profiles.",
+       "plugins/plugin_utils/_kernel_support.py NVFP4_MOE_SM12X (vLLM source per release, shared with the lab "
+       "simulator); seed 000 findings.md section 1 and Gotchas; vLLM #38971"),
     _r("vllm-mtp-marlin-draft-moe-backend", "error", check_vllm_mtp_marlin,
        "The MTP head's MoE is unquantized and rejects marlin: one global --moe-backend cannot serve both "
        "(ValueError at startup) until vLLM 0.33; the per-path speculative_config.moe_backend fixes it but "
@@ -652,9 +875,10 @@ RULES = (
        "engine-facts.md section 1.4"),
     _r("vllm-prefix-caching-mtp-nemotronh", "error", check_vllm_prefix_caching_mtp,
        "Mamba prefix caching with MTP crashes on NemotronH (vLLM #39809), and on Nemotron-3-Super it gave 0 "
-       "hits in 9,317 queries; vLLM >= 0.26 turns it on by default for hybrid models, so it must be turned "
-       "off explicitly there (and backend_assert expects prefix_caching false).",
-       "seed 000 benchmark-results.md section 4 and findings.md section 5; vLLM #39809; engine-facts.md 1.6"),
+       "hits in 9,317 queries; vLLM >= 0.28 turns it on by default for hybrid models (0.26-0.27 keep it opt-in), "
+       "so it must be turned off explicitly there (and backend_assert expects prefix_caching false).",
+       "seed 000 benchmark-results.md section 4 and findings.md section 5; vLLM #39809; "
+       + "vllm/engine/arg_utils.py 0.28.0 line 2650, 0.27.0 line 2604"),
     _r("sglang-spec-moe-runner-sm120", "error", check_sglang_spec_moe_runner,
        "Without --speculative-moe-runner-backend triton the draft worker's MoE layers take a backend that is "
        "OOM-killed on SM120.",
@@ -662,6 +886,28 @@ RULES = (
     _r("sglang-spec-radix-cache", "error", check_sglang_spec_radix_cache,
        "EAGLE/MTP on Nemotron-3-Super needs the radix cache off (--disable-radix-cache is required by MTP).",
        "seed 002: MTP / Speculative Decoding (EAGLE) section"),
+    _r("sglang-spec-max-running-requests", "error", check_sglang_spec_max_running_requests,
+       "With speculative decoding and no --max-running-requests SGLang silently caps running requests at 48, "
+       "the cap that took seed 002's 500-prompt burst from 3,215 to 478 tok/s (-86%); the profile must state "
+       "its cap so the cost is visible and chosen.",
+       "seed 002 Gotchas ('--max-running-requests kills burst benchmarks'); sglang/srt/server_args.py:1740 "
+       "(0.5.6.post2), sglang/srt/arg_groups/speculative_hook.py:283 (0.5.13), :1090 (0.5.23)"),
+    _r("sglang-sm120-required-flags", "error", check_sglang_sm120_required,
+       "On SM120 an FP8 checkpoint needs --fp8-gemm-backend triton and --moe-runner-backend triton: DeepGEMM "
+       "asserts (kernel_runtime.hpp:45), CUTLASS FP8 is gated to SM90/SM100, and trtllm_mha attention is "
+       "SM100-only; all three fail only on the host.",
+       "seed 002 SM120 backend matrix and 'Required flags'; plugins/plugin_utils/_kernel_support.py"),
+    _r("sglang-deepep-pcie", "error", check_sglang_deepep_pcie,
+       "DeepEP all-to-all needs NVLink/P2P; the g7e's 8 GPUs sit on PCIe and DeepEP fails there.",
+       "seed 002 SM120 matrix ('DeepEP FAIL: PCIe P2P topology (universal g7e blocker)')"),
+    _r("sglang-hicache-mamba", "error", check_sglang_hicache_mamba,
+       "HiCache on a hybrid Mamba model (HiMambaRadixCache) fails: one bug fixed, '_insert_helper() arg count "
+       "mismatch' still open.",
+       "seed 002 'HiCache on Mamba-2 - two bugs' (sglang#20495, #20504)"),
+    _r("sglang-eagle-mem-fraction", "warning", check_sglang_eagle_mem_fraction,
+       "EAGLE/MTP at --mem-fraction-static 0.85 OOMed under a 500-prompt burst on SM120; seed 002 ran it at "
+       "0.80.",
+       "seed 002 MTP section ('MTP at 0.85 OOMs under 500-prompt burst')"),
     _r("sglang-mamba-extra-buffer-nemotronh", "error", check_sglang_mamba_extra_buffer,
        "SGLang asserts 'mamba extra_buffer is not supported for NemotronHForCausalLM' at startup in "
        "0.5.7-0.5.12, and from 0.5.15 unless linear_attn_backend is triton.",
@@ -675,17 +921,18 @@ RULES = (
        "prompts queue behind the cap and tail requests wait 50+ s before prefill.",
        "seed 002 Gotchas ('--max-running-requests kills burst benchmarks')"),
     _r("env-removed", "error", check_env_removed,
-       "VLLM_NVFP4_GEMM_BACKEND, VLLM_USE_FLASHINFER_MOE_FP4 and VLLM_FLASHINFER_MOE_BACKEND are not read from "
-       "vLLM 0.24 (only 'Unknown vLLM environment variable'); what they chose silently falls back to auto "
-       "unless --linear-backend / --moe-backend say it.",
-       "engine-facts.md section 1.10 (env vars)"),
+       "An env var the image's release no longer reads does nothing (vLLM only warns 'Unknown vLLM environment "
+       "variable'); for VLLM_NVFP4_GEMM_BACKEND, VLLM_USE_FLASHINFER_MOE_FP4 and VLLM_FLASHINFER_MOE_BACKEND "
+       "(gone in 0.24) what they chose silently falls back to auto unless --linear-backend / --moe-backend say it.",
+       _CATALOG + " (vllm/envs.py per release); engine-facts.md section 1.10 (env vars)"),
     _r("env-deprecated", "warning", check_env_deprecated,
        "vLLM 0.22-0.23 still read these env vars with a FutureWarning; the next image bump drops them.",
        "engine-facts.md sections 1.8 and 1.10 (env vars)"),
     _r("env-unknown", "warning", check_env_unknown,
-       "An engine-prefixed env var the engine does not read does nothing (a typo or a removed knob); vLLM "
-       "warns 'Unknown vLLM environment variable' and fails with --fail-on-environ-validation.",
-       "engine-facts.md section 1.8"),
+       "An engine-prefixed env var no release reads does nothing (a typo or a knob that never existed, like "
+       "seed 002's SGLANG_DISABLE_DEEP_GEMM); vLLM warns 'Unknown vLLM environment variable' and fails with "
+       "--fail-on-environ-validation.",
+       _CATALOG + " (vllm/envs.py; sglang/srt/environ.py and the package's env reads)"),
     _r("env-value", "error", check_env_value,
        "An env var value outside the engine's choices is rejected or ignored at startup.",
        "engine-facts.md section 1.10 (env vars)"),

@@ -259,7 +259,10 @@ ensure_engine_images() {
     return
   fi
   local src_hash entry ref engine version fault hash local_hash digest lock
-  src_hash="$(tree_hash "$sim" .)-$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" | cut -c8-19)"
+  # The simulator reads the collection's kernel table (plugins/plugin_utils/_kernel_support.py),
+  # shared with the lint: it goes into the build context as engine_sim/_kernel_support.py.
+  local kernel_table="$REPO/plugins/plugin_utils/_kernel_support.py"
+  src_hash="$(tree_hash "$sim" .)$(sha256sum "$kernel_table" | cut -c1-8)-$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" | cut -c8-19)"
   lock="inferops_serving_image_lock:"$'\n'"  images:"$'\n'
   for entry in "${ENGINE_IMAGES[@]}"; do
     read -r ref engine version fault <<<"$entry"
@@ -275,8 +278,11 @@ ensure_engine_images() {
                   --build-arg "BASE_IMAGE=$BASE_IMAGE" --build-arg "ENGINE=$engine"
                   --build-arg "ENGINE_VERSION=$version")
       [ "$fault" != - ] && args+=(--build-arg "FAULT=$fault")
-      docker build "${args[@]}" -t "$REGISTRY/$ref" "$sim" >"$LOG/build-engine-sim.log" 2>&1 ||
-        die "building $REGISTRY/$ref failed (see $LOG/build-engine-sim.log)"
+      local context; context="$(mktemp -d)"
+      cp -a "$sim/." "$context/" && cp "$kernel_table" "$context/engine_sim/_kernel_support.py"
+      docker build "${args[@]}" -t "$REGISTRY/$ref" "$context" >"$LOG/build-engine-sim.log" 2>&1 ||
+        { rm -rf "$context"; die "building $REGISTRY/$ref failed (see $LOG/build-engine-sim.log)"; }
+      rm -rf "$context"
       docker push "$REGISTRY/$ref" >"$LOG/push.log" 2>&1 || die "pushing $REGISTRY/$ref failed (see $LOG/push.log)"
       digest="$(registry_digest "$ref")"
       [ -n "$digest" ] || die "the registry has no manifest for $ref after the push"

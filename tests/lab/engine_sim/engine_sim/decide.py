@@ -43,6 +43,17 @@ from .gpu import Gpu
 from .models import ModelFacts
 from .versions import at_least, before
 
+try:  # in the image: tests/lab/lab.sh copies the collection's table into the build context
+    from . import _kernel_support as kernels
+except ImportError:  # from the repository: the collection's own file
+    import importlib.util as _util
+    import os as _os
+    _path = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), *[_os.pardir] * 4,
+                          "plugins", "plugin_utils", "_kernel_support.py")
+    _spec = _util.spec_from_file_location("engine_sim._kernel_support", _path)
+    kernels = _util.module_from_spec(_spec)
+    _spec.loader.exec_module(kernels)
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -145,15 +156,9 @@ def nvfp4_moe_cli_map(version: str) -> dict[str, str]:
 
 
 def nvfp4_moe_supported(backend: str, version: str, gpu: Gpu) -> bool:
-    """Device gate of each NVFP4 MoE kernel (sm_12x: FlashInfer CUTLASS only from 0.19, Marlin)."""
-    major = gpu.capability[0]
-    if major == 10:
-        return True
-    if major == 12:
-        if backend == "FLASHINFER_CUTLASS":
-            return at_least(version, "0.19.0")
-        return backend in ("MARLIN", "EMULATION", "FLASHINFER_B12X", "B12X", "HUMMING")
-    return backend in ("MARLIN", "EMULATION", "HUMMING")
+    """Device gate of each NVFP4 MoE kernel: the collection's table, shared with the lint
+    (plugins/plugin_utils/_kernel_support.py NVFP4_MOE_SM12X)."""
+    return kernels.nvfp4_moe_supported(backend, gpu.capability[0], version, at_least)
 
 
 def unquantized_moe_cli_keys(version: str) -> list[str]:

@@ -1,13 +1,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The engine catalog orders real version strings and knows every flag the profiles and engine-facts use."""
+"""The engine catalog: real version strings order like PEP 440, the stored data is what the generator reads
+from the releases' source, and the look-ups answer as the engines' parsers do."""
 from __future__ import annotations
 
+import gzip
+import importlib.machinery
+import importlib.util
 import itertools
+import os
+import tarfile
 
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as c
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import load_profile, profile_names
 
 # Strictly increasing: each is < the next.
 ORDERED = [
@@ -60,137 +65,157 @@ def test_version_in(version, first, last, expected):
     assert c.version_in(version, first, last) is expected
 
 
-def _profile_flags():
-    for name in profile_names():
-        profile = load_profile(name)
-        for flag in profile.get("args") or {}:
-            yield profile["engine"], profile["image"]["engine_version"], flag
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+FIXTURES = os.path.join(ROOT, "tests", "unit", "fixtures", "engine_src")
 
 
-@pytest.mark.parametrize("engine, version, flag", sorted(set(_profile_flags())))
-def test_every_shipped_profile_flag_is_catalogued_for_its_version(engine, version, flag):
-    resolved = c.resolve_flag(engine, flag)
-    assert resolved is not None, "%s --%s missing from the catalog" % (engine, flag)
-    assert c.flag_available(resolved[1], version)
+def _generator():
+    """scripts/engine-catalog as a module (it has no .py suffix)."""
+    path = os.path.join(ROOT, "scripts", "engine-catalog")
+    loader = importlib.machinery.SourceFileLoader("engine_catalog_script", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
-# The flag tables of engine-facts.md (sections 1.10, 2.4, 2.6).
-ENGINE_FACTS_FLAGS = [
-    ("vllm", f) for f in (
-        "speculative-config spec-method spec-model spec-tokens moe-backend linear-backend attention-backend "
-        "kv-cache-dtype mamba-ssm-cache-dtype mamba-cache-mode max-num-seqs max-num-batched-tokens "
-        "max-cudagraph-capture-size enable-prefix-caching enable-chunked-prefill async-scheduling "
-        "reasoning-parser tool-call-parser override-generation-config performance-mode "
-        "fail-on-environ-validation").split()
-] + [
-    ("sglang", f) for f in (
-        "speculative-moe-runner-backend fp8-gemm-backend fp4-gemm-backend moe-runner-backend "
-        "mamba-scheduler-strategy mamba-radix-cache-strategy mamba-ssm-dtype reasoning-parser tool-call-parser "
-        "schedule-policy enable-metrics speculative-algorithm speculative-num-steps speculative-eagle-topk "
-        "speculative-num-draft-tokens speculative-draft-attention-backend linear-attn-backend kv-cache-dtype "
-        "attention-backend disable-radix-cache max-running-requests").split()
-]
+# The source files the generator reads, for two stored releases (tar.xz of the wheel's .py files).
+@pytest.mark.parametrize("engine, version", [("vllm", "0.19.0"), ("sglang", "0.5.6.post2")])
+def test_the_stored_data_is_what_the_generator_reads_from_the_release_source(engine, version, tmp_path):
+    with tarfile.open(os.path.join(FIXTURES, "%s-%s.tar.xz" % (engine, version))) as archive:
+        archive.extractall(tmp_path, filter="data")
+    generator = _generator()
+    text = generator.dumps(generator.catalog(engine, version, str(tmp_path)))
+    with gzip.open(os.path.join(c.CATALOG_DIR, "%s-%s.json.gz" % (engine, version)), "rt", encoding="utf-8") as handle:
+        assert text == handle.read()
 
 
-@pytest.mark.parametrize("engine, flag", ENGINE_FACTS_FLAGS)
-def test_engine_facts_flags_are_catalogued(engine, flag):
-    assert flag in c.FLAGS[engine]
+def test_the_data_covers_every_release_of_the_range():
+    # pip index versions vllm / sglang (2026-11-30): every release 0.17.0-0.33.0 and 0.5.1-0.5.23.
+    assert len(c.releases("vllm")) == 25 and len(c.releases("sglang")) == 42
 
 
-@pytest.mark.parametrize("engine, flag, version, present", [
-    ("vllm", "moe-backend", "0.17.0", True),
-    ("vllm", "moe-backend", "0.16.0", False),
-    ("vllm", "linear-backend", "0.21.0", False),
-    ("vllm", "linear-backend", "0.22.0", True),
-    ("vllm", "spec-method", "0.22.0", True),
-    ("sglang", "mamba-scheduler-strategy", "0.5.6.post2", False),
-    ("sglang", "mamba-scheduler-strategy", "0.5.19", True),
-    ("sglang", "mamba-scheduler-strategy", "0.5.20", False),
-    ("sglang", "mamba-radix-cache-strategy", "0.5.13", False),
-    ("sglang", "mamba-radix-cache-strategy", "0.5.14", True),
-    ("sglang", "speculative-moe-runner-backend", "0.5.4", False),
-    ("sglang", "fp8-gemm-backend", "0.5.7", True),
-    ("sglang", "linear-attn-backend", "0.5.9", False),
+def test_the_data_covers_the_releases_the_issue_names():
+    assert {"0.17.0", "0.19.0", "0.19.1", "0.24.0", "0.28.0", "0.33.0"} <= set(c.releases("vllm"))
+    assert {"0.5.1", "0.5.6.post2", "0.5.13", "0.5.19", "0.5.20", "0.5.23"} <= set(c.releases("sglang"))
+    assert c.covered_range("vllm") == ("0.17.0", "0.33.0")
+    assert c.covered_range("sglang") == ("0.5.1", "0.5.23")
+    total = sum(os.path.getsize(os.path.join(c.CATALOG_DIR, f)) for f in os.listdir(c.CATALOG_DIR))
+    assert total < 1.5e6
+
+
+@pytest.mark.parametrize("engine, version, release, exact, upper", [
+    ("vllm", "0.19.0", "0.19.0", True, None),
+    ("vllm", "0.19", "0.19.0", True, None),
+    ("vllm", "0.19.2rc1.dev134", "0.19.1", False, "0.20.0"),
+    ("vllm", "0.27.1", "0.27.1", True, None),
+    ("vllm", "0.27.2rc1", "0.27.1", False, "0.28.0"),
+    ("vllm", "0.40.0", "0.33.0", False, None),
+    ("vllm", "0.16.0", "0.17.0", False, None),
+    ("sglang", "0.5.6.post2", "0.5.6.post2", True, None),
+    ("sglang", "0.5.13.post1", "0.5.13.post1", True, None),
+    ("sglang", "0.5.13.post2", "0.5.13.post1", False, "0.5.14"),
 ])
-def test_flag_ranges(engine, flag, version, present):
-    assert c.flag_available(c.FLAGS[engine][flag], version) is present
+def test_nearest_release(engine, version, release, exact, upper):
+    found, is_exact = c.nearest_release(engine, version)
+    assert (found.version, is_exact) == (release, exact)
+    nxt = c.next_release(engine, version) if not exact and c.parse_version(found.version) < c.parse_version(version) \
+        else None
+    assert (nxt.version if nxt else None) == upper
 
 
-@pytest.mark.parametrize("engine, written, canonical, negated, subkey", [
-    ("vllm", "speculative_config", "speculative-config", False, None),
-    ("vllm", "--max_num_seqs", "max-num-seqs", False, None),
-    ("vllm", "no-enable-prefix-caching", "enable-prefix-caching", True, None),
-    ("vllm", "speculative_config.num_speculative_tokens", "speculative-config", False, "num_speculative_tokens"),
-    ("vllm", "sc", "speculative-config", False, None),
-    ("sglang", "tp-size", "tp-size", False, None),
-    ("sglang", "tensor-parallel-size", "tp-size", False, None),
+# What the releases' parsers accept (checked against the real parsers: see scripts/engine-catalog).
+@pytest.mark.parametrize("engine, version, written, form, canonical", [
+    ("vllm", "0.19.0", "max_num_seqs", "flag", "max-num-seqs"),
+    ("vllm", "0.19.0", "no-enable-prefix-caching", "negation", "enable-prefix-caching"),
+    ("vllm", "0.19.0", "disable-prefix-caching", "unknown", None),
+    ("vllm", "0.33.0", "disable-prefix-caching", "negation", "enable-prefix-caching"),
+    ("vllm", "0.33.0", "disable-chunked-prefill", "negation", "enable-chunked-prefill"),
+    ("vllm", "0.19.0", "speculative_config.num_speculative_tokens", "flag", "speculative-config"),
+    ("vllm", "0.19.0", "max-num-seqs.x", "unknown", None),  # dotted keys only for JSON options
+    ("vllm", "0.19.0", "nnodes", "flag", "nnodes"),
+    ("vllm", "0.19.0", "max-num-seq", "abbreviation", "max-num-seqs"),
+    ("vllm", "0.19.0", "sc", "ambiguous", None),  # --sc: a profile cannot write vLLM's -sc
+    ("vllm", "0.19.0", "tp", "short_only", "tensor-parallel-size"),
+    ("vllm", "0.19.0", "swap-space", "unknown", None),
+    ("vllm", "0.17.1", "swap-space", "flag", "swap-space"),  # gone in 0.18
+    ("sglang", "0.5.13", "tp-size", "alias", "tensor-parallel-size"),
+    ("sglang", "0.5.23", "tensor-parallel-size", "alias", "tp-size"),
+    ("sglang", "0.5.13", "speculative-draft-model", "alias", "speculative-draft-model-path"),
+    ("sglang", "0.5.13", "moe_runner_backend", "unknown", None),
+    ("sglang", "0.5.23", "cuda-graph-max-bs-decode", "flag", "cuda-graph-max-bs-decode"),
+    ("sglang", "0.5.23", "cuda-graph-max-bs", "ambiguous", None),
+    ("sglang", "0.5.19", "cuda-graph-max-bs", "flag", "cuda-graph-max-bs"),
+    ("sglang", "0.5.23", "enable-hicache", "alias", "enable-hierarchical-cache"),
 ])
-def test_resolve_flag(engine, written, canonical, negated, subkey):
-    resolved = c.resolve_flag(engine, written)
-    assert resolved[0] == canonical and resolved[2] is negated and resolved[3] == subkey
+def test_resolve(engine, version, written, form, canonical):
+    resolved = c.resolve(c.release(engine, version), written)
+    assert resolved["form"] == form
+    assert resolved["canonical"] == canonical
 
 
-@pytest.mark.parametrize("engine, written", [
-    ("sglang", "moe_runner_backend"),  # SGLang has no underscore folding
-    ("sglang", "no-enable-metrics"),
-    ("vllm", "no-max-num-seqs"),  # only on/off flags have a no- form
-    ("vllm", "moe-runner-backend"),  # SGLang's name, not vLLM's
+@pytest.mark.parametrize("engine, version, flag, kind", [
+    ("vllm", "0.19.0", "headless", "none"), ("vllm", "0.19.0", "disable-log-stats", "none"),
+    ("vllm", "0.19.0", "hf-token", "optional"), ("vllm", "0.19.0", "max-num-seqs", "one"),
+    ("sglang", "0.5.7", "hybrid-kvcache-ratio", "optional"), ("sglang", "0.5.8", "hybrid-kvcache-ratio", "none"),
 ])
-def test_resolve_flag_unknown(engine, written):
-    assert c.resolve_flag(engine, written) is None
+def test_value_kinds(engine, version, flag, kind):
+    assert c.release(engine, version).flags[flag]["value"] == kind
 
 
-@pytest.mark.parametrize("engine, typo, version, nearest", [
-    ("vllm", "max-num-seq", "0.19.2rc1.dev134", "--max-num-seqs"),
-    ("vllm", "atention-backend", "0.19.2rc1.dev134", "--attention-backend"),
-    ("vllm", "moe_backed", "0.19.2rc1.dev134", "--moe-backend"),
-    ("sglang", "moe_runner_backend", "0.5.13", "--moe-runner-backend"),
-    ("sglang", "mamba-scheduler-strategy", "0.5.20", "--mamba-radix-cache-strategy"),
+@pytest.mark.parametrize("engine, flag, value, first, last", [
+    ("vllm", "kv-cache-dtype", "nvfp4", "0.20.0", "0.33.0"),
+    ("vllm", "kv-cache-dtype", "float16", "0.18.0", "0.33.0"),
+    ("vllm", "moe-backend", "flashinfer_b12x", "0.22.0", "0.33.0"),
+    ("vllm", "moe-backend", "humming", "0.21.0", "0.33.0"),
+    ("vllm", "moe-backend", "batched_triton", "0.27.0", "0.33.0"),
+    ("vllm", "moe-backend", "aiter_mega_moe", "0.32.0", "0.33.0"),
+    ("vllm", "mamba-ssm-cache-dtype", "bfloat16", "0.22.0", "0.33.0"),
+    ("vllm", "attention-backend", "TREE_ATTN", "0.17.0", "0.20.2"),
+    ("vllm", "moe-backend", "MARLIN", "0.17.0", "0.33.0"),  # vLLM lower-cases it
 ])
-def test_suggest_flag(engine, typo, version, nearest):
-    assert c.suggest_flag(engine, typo, version)[0] == nearest
+def test_value_ranges_from_the_data(engine, flag, value, first, last):
+    present = c.value_releases(engine, flag, value)
+    assert (present[0], present[-1]) == (first, last)
 
 
-@pytest.mark.parametrize("version, choice, allowed", [
-    ("0.19.2rc1.dev134", "marlin", True), ("0.19.2rc1.dev134", "humming", False),
-    ("0.25.0", "humming", True), ("0.27.0", "batched_triton", False), ("0.28.0", "batched_triton", True),
-    ("0.33.0", "flashinfer_moe_ep_cutedsl", True), ("0.33.0", "bogus", False),
-])
-def test_vllm_moe_backend_choices(version, choice, allowed):
-    assert c.value_known(c.VLLM_FLAGS["moe-backend"]["values"], choice, version)[0] is allowed
-
-
-def test_value_patterns_and_normalisation():
-    assert c.value_known(c.SGLANG_FLAGS["moe-runner-backend"]["values"], "lora_triton", "0.5.23")[0]
-    assert not c.value_known(c.SGLANG_FLAGS["moe-runner-backend"]["values"], "marlin", "0.5.11")[0]
-    assert c.normalise_value(c.VLLM_FLAGS["moe-backend"], "FlashInfer-Cutlass") == "flashinfer_cutlass"
-    assert c.normalise_value(c.VLLM_FLAGS["attention-backend"], "triton_attn") == "TRITON_ATTN"
+def test_speculative_keys_from_the_data():
+    assert c.speculative_key_releases("moe_backend")[0] == "0.19.0"
+    assert c.speculative_key_releases("attention_backend")[0] == "0.21.0"
+    assert c.speculative_key_releases("disable_by_batch_size") == []
+    assert c.speculative_key_releases("speculative_token_tree")[-1] == "0.20.2"
 
 
 @pytest.mark.parametrize("engine, name, version, status", [
     ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.19.2rc1.dev134", "active"),
     ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.21.0", "active"),
     ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.22.0", "deprecated"),
-    ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.23.1", "deprecated"),
+    ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.23.0", "deprecated"),
     ("vllm", "VLLM_NVFP4_GEMM_BACKEND", "0.24.0", "removed"),
     ("vllm", "VLLM_USE_FLASHINFER_MOE_FP4", "0.33.0", "removed"),
     ("vllm", "VLLM_FLASHINFER_ALLREDUCE_BACKEND", "0.33.0", "active"),
+    ("vllm", "VLLM_ATTENTION_BACKEND", "0.19.0", "unknown"),
     ("vllm", "VLLM_NOT_A_THING", "0.19.0", "unknown"),
     ("vllm", "TOKENIZERS_PARALLELISM", "0.19.0", "foreign"),
-    ("sglang", "SGLANG_DISABLE_DEEP_GEMM", "0.5.13", "active"),
+    ("sglang", "SGLANG_DISABLE_DEEP_GEMM", "0.5.13", "unknown"),
+    ("sglang", "SGLANG_ENABLE_JIT_DEEPGEMM", "0.5.13", "active"),
     ("sglang", "VLLM_LOGGING_LEVEL", "0.5.13", "foreign"),
 ])
 def test_env_status(engine, name, version, status):
     assert c.env_status(engine, name, version)[0] == status
 
 
-@pytest.mark.parametrize("key, version, present", [
-    ("moe_backend", "0.17.1", False), ("moe_backend", "0.19.0", True),
-    ("attention_backend", "0.20.0", False), ("attention_backend", "0.21.0", True),
-    ("kv_cache_dtype", "0.25.0", False), ("kv_cache_dtype", "0.26.0", True),
-])
-def test_speculative_keys(key, version, present):
-    assert c.version_in(version, *c.VLLM_SPECULATIVE_KEYS[key]) is present
+def test_suggestions_name_the_real_replacement():
+    assert c.suggest_flag(c.release("vllm", "0.19.0"), "max-num-seqz")[0] == "--max-num-seqs"
+    assert c.suggest_flag(c.release("sglang", "0.5.20"), "mamba-scheduler-strategy")[0] == \
+        "--mamba-radix-cache-strategy"
+    assert c.suggest_flag(c.release("sglang", "0.5.20"), "cuda-graph-max-bs")[0] == "--cuda-graph-max-bs-decode"
+
+
+def test_normalise_value():
+    rel = c.release("vllm", "0.19.0")
+    assert c.normalise_value(rel.flags["moe-backend"], "FlashInfer-Cutlass") == "flashinfer_cutlass"
+    assert c.normalise_value(rel.flags["attention-backend"], "triton_attn") == "TRITON_ATTN"
 
 
 def test_reasoning_parsers():
@@ -201,28 +226,13 @@ def test_reasoning_parsers():
     assert c.version_in("0.5.10", *c.REASONING_PARSERS["sglang"]["nemotron_3"])
 
 
-def _all_versions():
-    yield from c.CATALOGUED["vllm"] + c.CATALOGUED["sglang"]
-    for flags in c.FLAGS.values():
-        for spec in flags.values():
-            yield from (v for v in (spec["first"], spec["last"], spec["deprecated"], spec["complete_until"]) if v)
-            for first, last in (spec["values"] or {}).values():
-                yield from (v for v in (first, last) if v)
-    for env in c.ENV.values():
-        for spec in env.values():
-            yield from (v for v in (spec["first"], spec["deprecated"], spec["removed"]) if v)
-
-
-def test_catalog_is_consistent():
-    for version in _all_versions():
-        c.parse_version(version)
-    for engine, flags in c.FLAGS.items():
-        for name, spec in flags.items():
-            assert spec["replacement"] is None or spec["replacement"] in flags, name
-            assert not (spec["boolean"] and spec["values"]), name
-        for alias, (target, _first) in c.ALIASES[engine].items():
-            assert target in flags, alias
-    for engine, env in c.ENV.items():
-        for name, spec in env.items():
-            assert name.startswith(c.ENV_PREFIXES[engine]), name
-            assert spec["replacement"] is None or spec["replacement"] in c.FLAGS[engine], name
+def test_hand_written_facts_are_consistent_with_the_data():
+    for (engine, old), (new, source) in c.REPLACEMENTS.items():
+        assert c.option_releases(engine, "--" + old) and c.option_releases(engine, "--" + new) and source
+    for engine, facts in c.ENV_FACTS.items():
+        for name, fact in facts.items():
+            assert name.startswith(c.ENV_PREFIXES[engine]) and fact["source"], name
+            if fact["replacement"]:
+                assert c.option_releases(engine, "--" + fact["replacement"]), name
+    for version in c.SGLANG_SPEC_RESET_SOURCE:
+        assert version in c.releases("sglang")
