@@ -36,7 +36,10 @@ SECRET_ENV = frozenset((
 # *_TOKEN, *_KEY, *_SECRET, *PASSWORD*, *PASSWD*, *CREDENTIAL_VALUE... by name.
 _SECRET_ENV_RE = re.compile(r"(?:^|_)(?:TOKEN|KEY|SECRET|APIKEY)$|PASSWORD|PASSWD|_SECRET_|PRIVATE_KEY")
 # Names matching the pattern that are not secrets: they hold a path or a number.
-NOT_SECRET_ENV = frozenset(("HF_TOKEN_PATH",))
+# Checked against every env var the engines' releases read (the generated catalog): a count per
+# token or a cache key is not a secret.
+NOT_SECRET_ENV = frozenset(("HF_TOKEN_PATH", "SGLANG_LOG_DECODE_GRAPH_KEY"))
+_NOT_SECRET_ENV_RE = re.compile(r"_PER_TOKEN$")
 # Flags whose value is a secret, by engine; the env var the engine reads instead, or None.
 SECRET_FLAGS = {
     # vllm/entrypoints/openai/api_server.py: `args.api_key or envs.VLLM_API_KEY`; the Hub client
@@ -62,7 +65,7 @@ _OVERRIDE_NOTE = " (set by the inventory override %s)"
 def is_secret_env(name):
     """Whether an env var name holds a secret (``HF_TOKEN``, ``*_TOKEN``, ``*_KEY``, ``*PASSWORD*`` ...)."""
     upper = str(name).upper()
-    if upper in NOT_SECRET_ENV:
+    if upper in NOT_SECRET_ENV or _NOT_SECRET_ENV_RE.search(upper):
         return False
     return upper in SECRET_ENV or bool(_SECRET_ENV_RE.search(upper))
 
@@ -70,7 +73,7 @@ def is_secret_env(name):
 def is_secret_flag(engine, flag):
     """Whether a CLI flag's value is a secret (``--api-key``, ``--hf-token``, ``--admin-api-key`` ...)."""
     key = str(flag).lstrip("-").split(".", 1)[0].replace("_", "-").lower()
-    if key in NOT_SECRET_FLAGS:
+    if key in NOT_SECRET_FLAGS or key.endswith("-per-token"):
         return False
     return key in SECRET_FLAGS.get(engine, {}) or bool(_SECRET_FLAG_RE.search(key))
 

@@ -364,11 +364,19 @@ def test_crash_loop_stops_after_the_budget(fleet):
     assert metrics["inferops_watchdog_restart_budget_remaining"] == 0.0
 
 
+@pytest.fixture(scope="module")
+def healthy(fleet):
+    """The host serving without a fault again (the crash-loop test leaves Docker restarting it)."""
+    converge(fleet)
+    return fleet
+
+
 @pytest.mark.parametrize("variable, value, message", [
     ("server_watchdog_interval", 0, "server_watchdog_interval must be > 0 (seconds), got 0"),
     ("server_watchdog_restart_budget", -1, "server_watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
 ])
-def test_bad_watchdog_settings_are_refused(fleet, variable, value, message):
+def test_bad_watchdog_settings_are_refused(healthy, variable, value, message):
+    fleet = healthy
     before = container()
     result = playbook(fleet, "site.yml", "-e", json.dumps({variable: value}), check=False)
     assert result.returncode != 0

@@ -32,8 +32,11 @@ SEED_EXPECT = {
         "tensor_parallel_size": 8},
 }
 SEED_EXPECT["gb10-nvfp4-mtp-throughput"] = dict(SEED_EXPECT["gb10-nvfp4-mtp-latency"], max_num_seqs=32)
+# The EAGLE profile now states the running-request cap SGLang applied silently in seed 002's run
+# (issue 13): its flag is proven too.
 SEED_EXPECT["g7e-fp8-sglang-eagle"] = dict(SEED_EXPECT["g7e-fp8-sglang"], draft_moe_backend="TRITON",
-                                           speculative_method="eagle", num_speculative_tokens=3, prefix_caching=False)
+                                           speculative_method="eagle", num_speculative_tokens=3, prefix_caching=False,
+                                           max_num_seqs=48)
 
 
 @pytest.mark.parametrize("name", sorted(SEED_EXPECT))

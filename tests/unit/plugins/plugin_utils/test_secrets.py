@@ -27,11 +27,13 @@ def test_not_secret_env_names(name):
 
 def test_only_the_secret_entries_of_the_engine_catalog_are_secrets():
     """Every env var and flag the catalog knows, classified: exactly the engines' secret inputs."""
-    env = {(engine, name) for engine in catalog.ENV for name in catalog.ENV[engine] if s.is_secret_env(name)}
-    assert env == {("vllm", "VLLM_API_KEY")}
-    flags = {(engine, flag) for engine, table in (("vllm", catalog.VLLM_FLAGS), ("sglang", catalog.SGLANG_FLAGS))
-             for flag in table if s.is_secret_flag(engine, flag)}
-    assert flags == {("vllm", "api-key"), ("vllm", "hf-token"), ("sglang", "api-key")}
+    stored = [(engine, rel) for engine in ("vllm", "sglang") for rel in catalog.all_releases(engine)]
+    env = {(engine, name) for engine, rel in stored for name in rel.env if s.is_secret_env(name)}
+    assert env == {("vllm", "VLLM_API_KEY"), ("vllm", "S3_SECRET_ACCESS_KEY"), ("sglang", "SGLANG_S3_SECRET_ACCESS_KEY"),
+                   ("sglang", "SGLANG_PRECISION_HF_TOKEN"), ("sglang", "SGLANG_DIFFUSION_SLACK_TOKEN")}
+    flags = {(engine, flag) for engine, rel in stored for flag in rel.flags if s.is_secret_flag(engine, flag)}
+    assert flags == {("vllm", "api-key"), ("vllm", "hf-token"), ("sglang", "api-key"), ("sglang", "admin-api-key"),
+                     ("sglang", "ssl-keyfile-password")}
 
 
 @pytest.mark.parametrize("engine, flag", [("vllm", "--api-key"), ("vllm", "api_key"), ("vllm", "hf-token"),
