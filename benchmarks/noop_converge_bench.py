@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # SPDX-License-Identifier: GPL-3.0-or-later
 """What a converge that changes nothing costs on the controller, before and after, in one run.
 

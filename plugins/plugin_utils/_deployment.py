@@ -101,7 +101,7 @@ def derive_expect(profile):
     explicit key that contradicts its flag is refused, naming both values and their sources.
     """
     engine = profile.get("engine")
-    explicit = {k: v for k, v in (profile.get("expect") or {}).items()}
+    explicit = dict(profile.get("expect") or {})
     derived = engines.derive_expect(engine, profile.get("args") or {})
     expect, sources, conflicts = {}, {}, []
     for key, (value, source) in derived.items():
@@ -126,7 +126,7 @@ def derive_expect(profile):
 
 def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     """The whole deployment of ``profile`` (a name, or a resolved profile) with the role's options."""
-    options = _check_options({k: v for k, v in dict(options or {}).items()})
+    options = _check_options(dict(options or {}))
     if isinstance(profile, str):
         profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
     else:

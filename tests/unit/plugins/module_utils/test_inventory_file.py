@@ -23,7 +23,7 @@ def test_mapping_entry_is_added_beside_the_others():
 def test_mapping_entry_merges_nested_platforms_and_null_removes():
     data = {"v": {"images": {"x": {"digest": "d1", "mirror": "m", "platforms": {"gb10": {"digest": "d1"}}}}}}
     _data, entry = inv.merge(data, "v", {"digest": "d2", "mirror": None, "platforms": {"sm120": {"digest": "d2"}}},
-                         key="x", section="images")
+                             key="x", section="images")
     assert entry == {"digest": "d2", "platforms": {"gb10": {"digest": "d1"}, "sm120": {"digest": "d2"}}}
 
 
