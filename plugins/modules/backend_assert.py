@@ -305,13 +305,15 @@ from ..module_utils._docker_api import (
 )
 from ..module_utils._engine_logs import (
     ENGINES,
+    LINE_CAP,
     OBSERVED_KEYS,
+    LogFileError,
     LogScanner,
     compare_expect,
-    describe_fatal,
-    describe_mismatch,
+    describe_failure,
     feed_bytes,
     scan_file,
+    show,
 )
 
 
@@ -325,21 +327,22 @@ def container_fatal(container, state, reason, scanner):
         " and its restart policy started it again" if state.get("Running") else "")
     if scanner.context:
         line += "; its last log line: %s" % scanner.context[-1]
-    return {"kind": "out_of_memory" if oom else "container_exited", "line": line,
-            "context": list(scanner.context) + [line]}
+    return {"kind": "out_of_memory" if oom else "container_exited", "line": show(line),
+            "line_number": scanner.lines, "context": list(scanner.context) + [show(line)]}
 
 
 def failure_messages(result, mismatches, engine, reason=None, wait_timeout=None):
-    """The operator-facing sentences for everything that makes the task fail (empty: it passes)."""
+    """The operator-facing sentences for everything that makes the task fail (empty: it passes).
+
+    A fatal leads (kind, line, context), then what the log contradicts, then missing evidence in one line.
+    """
     messages = []
-    if result["fatal"] is not None:
-        messages.append(describe_fatal(result["fatal"]))
-    elif reason == "timeout":
+    if result["fatal"] is None and reason == "timeout":
         messages.append("the server was not ready after %ss (no %s line yet)" % (
             wait_timeout, "fired-up" if engine == "sglang" else "\"Application startup complete.\""))
-    elif reason == "stream_closed":
+    elif result["fatal"] is None and reason == "stream_closed":
         messages.append("the Docker daemon closed the log stream before the server was ready")
-    messages.extend(describe_mismatch(m, engine) for m in mismatches)
+    messages.extend(describe_failure(result, mismatches, engine))
     return messages
 
 
@@ -376,6 +379,8 @@ def run_module():
     if params["log_path"]:
         try:
             result = scan_file(params["log_path"], params["engine"])
+        except LogFileError as exc:
+            module.fail_json(msg="cannot read log_path: %s" % exc)
         except (IOError, OSError) as exc:
             module.fail_json(msg="cannot read log_path %s: %s" % (params["log_path"], exc),
                              exception=traceback.format_exc())
@@ -392,7 +397,7 @@ def run_module():
         try:
             state, reason = follow_container(
                 client, params["container"], scanner, lambda data: feed_bytes(scanner, data),
-                deadline=time.time() + params["wait_timeout"], since=since)
+                deadline=time.time() + params["wait_timeout"], since=since, line_cap=LINE_CAP)
         except DockerError as exc:
             hint = " (is the container created?)" if exc.status == 404 else ""
             module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())

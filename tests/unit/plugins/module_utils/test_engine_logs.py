@@ -71,8 +71,9 @@ def test_kernel_class_backend(cls, name):
 def test_every_pattern_names_its_versions_and_compiles():
     names = [p[0] for p in el.PATTERNS]
     assert len(names) == len(set(names))
-    for name, engine, versions, needle, _rx, _handler in el.PATTERNS:
+    for name, engine, versions, scope, needle, _rx, _handler in el.PATTERNS:
         assert engine in (None, "vllm", "sglang") and versions and needle, name
+        assert scope in (el.RECORD_SCOPE, el.AFTER, el.UVICORN_SCOPE, el.EXC, el.USAGE), name
 
 
 # --- one line per pattern and version ---------------------------------------------------------------
@@ -231,10 +232,15 @@ ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
      "engine_dead"),
 ])
 def test_fatal_kind(line, kind):
-    result = el.scan_lines(["first", line])
+    # A headerless exception line counts at its place in a traceback (here: after a frame line).
+    frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 1000, in run'
+    prefix = line[:line.index(")") + 2] if line.startswith("(") else ""
+    result = el.scan_lines(["first", prefix + "Traceback (most recent call last):", prefix + frame,
+                            prefix + "    raise", line])
     assert result["fatal"]["kind"] == kind
     assert result["fatal"]["line"] == line
     assert result["fatal"]["context"][-1] == line
+    assert result["fatal"]["line_number"] == 5
 
 
 @pytest.mark.parametrize("line", [
@@ -261,7 +267,8 @@ def test_root_cause_beats_the_dead_engine_before_it_and_context_is_20_lines():
     assert result["fatal"]["line"] == ERR + "ValueError: bad"
     assert len(result["fatal"]["context"]) == 20
     assert result["fatal"]["context"][10] == ERR + "ValueError: bad"
-    assert result["log_lines_read"] == 37 + el.CONTEXT_AFTER  # stops once the answer is complete
+    assert result["fatal"]["line_number"] == 37
+    assert result["log_lines_read"] == 67  # the whole log is read
 
 
 # --- fixtures (both engines, successful and failed starts) ---------------------------------------------
@@ -349,7 +356,7 @@ def test_large_file_without_fatal_is_counted_to_the_end(tmp_path, parallel, last
 
 def test_count_range_finds_a_needle_across_chunks(tmp_path):
     path = tmp_path / "x.log"
-    path.write_bytes(b"a\n" * 10 + b"Traceback (most recent call last):\n" + b"b\n" * 10)
+    path.write_bytes(b"a\n" * 10 + b"torch.OutOfMemoryError: CUDA out of memory.\n" + b"b\n" * 10)
     for chunk in (3, 7, 16, 1 << 20):
         assert el.count_range(str(path), 0, path.stat().st_size, chunk) == (21, True)
     assert el.count_range(str(path), 0, 20, 7) == (10, False)

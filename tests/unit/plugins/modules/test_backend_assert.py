@@ -74,8 +74,11 @@ def test_file_fatal_fails_with_kind_line_and_context(run_module):
     failed, result = run_module(backend_assert, {"log_path": path, "expect": {"moe_backend": "MARLIN"}})
     assert failed
     assert result["fatal"]["kind"] == "config_error"
-    assert result["msg"].startswith("fatal config_error in the engine log: ")
-    assert "moe_backend='marlin' is not supported for unquantized MoE" in result["msg"]
+    # The fatal leads: kind, line number, the line, then its context.
+    assert result["msg"].startswith("fatal config_error in the engine log at line 16: (EngineCore_DP0 pid=188) ERROR "
+                                    "03-12 09:19:51 [core.py:1010] ValueError: moe_backend='marlin' is not supported")
+    assert " -- context: " in result["msg"] and "Loading drafter model..." in result["msg"]
+    assert result["fatal"]["line_number"] == 16
     assert 15 <= len(result["fatal"]["context"]) <= 20
 
 
@@ -214,8 +217,8 @@ def test_container_exit_before_ready(run_module, docker):
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed
     assert result["fatal"]["kind"] == "container_exited"
-    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 137; "
-                             "its last log line: %s" % result["fatal"]["context"][-2])
+    assert result["msg"].startswith("fatal container_exited in the engine log at line 20: container engine exited "
+                                    "with code 137; its last log line: %s -- context: " % result["fatal"]["context"][-2])
     assert result["container_state"] == {"running": False, "exit_code": 137, "oom_killed": False,
                                          "started_at": FakeDocker.STARTED}
     assert result["fatal"]["context"][-2] == lines[-1]
@@ -229,9 +232,9 @@ def test_container_exit_and_restart_before_ready_names_the_last_line(run_module,
     fake, host = docker(FakeDocker(lines, exit_code=1, restarts=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed and result["fatal"]["kind"] == "container_exited"
-    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 1 and "
-                             "its restart policy started it again; its last log line: "
-                             "OSError: [Errno 98] Address already in use")
+    assert result["msg"].startswith("fatal container_exited in the engine log at line 3: container engine exited "
+                                    "with code 1 and its restart policy started it again; its last log line: "
+                                    "OSError: [Errno 98] Address already in use")
 
 
 def test_container_oom_killed(run_module, docker):
@@ -247,7 +250,8 @@ def test_container_fatal_in_log(run_module, docker):
                                                  "expect": {"draft_moe_backend": "TRITON"}})
     assert failed and result["fatal"]["kind"] == "config_error"
     assert "moe_backend='marlin' is not supported" in result["msg"]
-    assert "draft_moe_backend: expected TRITON, but the log shows no evidence" in result["msg"]
+    # missing evidence follows the fatal, in one line
+    assert result["msg"].endswith("; no evidence in the log for draft_moe_backend (the engine failed before printing it)")
 
 
 def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
@@ -279,7 +283,7 @@ def test_since_reads_a_crash_after_ready_and_later_starts(run_module, docker):
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
                                                  "since": "2026-11-29T15:30:00.25Z"})
     assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert result["msg"].startswith("fatal cuda_illegal_memory_access in the engine log: ")
+    assert result["msg"].startswith("fatal cuda_illegal_memory_access in the engine log at line 12: ")
     assert "illegal memory access was encountered" in result["msg"]
     assert fake.queries[0]["follow"] == ["0"]
     assert fake.queries[0]["since"] == ["%.6f" % (calendar.timegm((2026, 11, 29, 15, 30, 0, 0, 0, 0)) + 0.25 - 1.0)]
