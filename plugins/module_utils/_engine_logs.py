@@ -11,12 +11,14 @@ versions whose source prints it (format strings read from the released wheels, s
 ``docs``/research ``engine-facts.md``). Nothing else in the collection matches engine log text.
 
 Reading a log is: strip the line prefixes (ANSI colour, compose ``name |``, Docker/journald
-timestamps, vLLM ``(EngineCore pid=N)`` process tags and ``INFO MM-DD hh:mm:ss [file.py:N]``
-headers, SGLang ``[YYYY-MM-DD hh:mm:ss TP0]`` headers, uvicorn ``INFO:``), match the message
-against the table, accumulate ``observed`` (first evidence of the highest priority wins), and
-record the first fatal signature with 20 lines of context. ``compare_expect`` then turns an
-``expect`` mapping into mismatches. ``scan_file`` streams a file in large binary chunks and,
-once the server is ready, only decodes the chunks that contain a fatal needle.
+timestamps, vLLM ``(EngineCore pid=N)`` process tags), parse the record header (vLLM
+``INFO MM-DD hh:mm:ss [file.py:N]``, SGLang ``[YYYY-MM-DD hh:mm:ss TP0]``), tell engine records
+from uvicorn lines and headerless lines, follow each stream's traceback structure, match the
+message against the table entries of its scope, accumulate ``observed`` (first evidence of the
+highest priority wins; a later one of the same weight that disagrees is a conflict), and record the
+first fatal signature with 20 lines of context. ``compare_expect`` then turns an ``expect`` mapping
+into mismatches. ``scan_file`` streams a whole file in large binary chunks and, once the server is
+ready, only decodes the chunks that contain a fatal needle.
 """
 from __future__ import annotations
 
@@ -486,38 +488,38 @@ RECORD_SCOPE, AFTER, UVICORN_SCOPE, EXC, USAGE = "record", "after", "uvicorn", "
 PATTERNS = [
     # --- vLLM: version, model, config -------------------------------------------------------
     ("vllm_engine_config", "vllm", "0.17-0.33", RECORD_SCOPE, "Initializing a V1 LLM engine",
-     r"Initializing a V1 LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)", _h_engine_config),
+     r"^Initializing a V1 LLM engine \(v(?P<version>[^)\s]+)\) with config: (?P<config>.*)", _h_engine_config),
     ("vllm_non_default_args", "vllm", "0.17-0.33", RECORD_SCOPE, "non-default args:",
-     r"non-default args: (?P<args>\{.*\})", _h_non_default_args),
+     r"^non-default args: (?P<args>\{.*\})", _h_non_default_args),
     ("vllm_server_version", "vllm", "0.17-0.33", RECORD_SCOPE, "server version",
-     r"vLLM (?:API )?server version (?P<version>\S+?),? serving model (?P<model>\S+)", _h_version_and_model),
+     r"^vLLM (?:API )?server version (?P<version>\S+?),? serving model (?P<model>\S+)", _h_version_and_model),
     ("vllm_api_server_version", "vllm", "0.17-0.33", RECORD_SCOPE, "server version",
-     r"vLLM (?:API )?server version (?P<version>[^\s,]+)\s*$", _h_version),
+     r"^vLLM (?:API )?server version (?P<version>[^\s,]+)\s*$", _h_version),
     ("vllm_logo_version", "vllm", "0.17-0.33", RECORD_SCOPE, "version",
      r"[\u2580-\u259f]\s+version\s+(?P<version>\d\S*)\s*$", _h_version),
     ("vllm_logo_model", "vllm", "0.17-0.33", RECORD_SCOPE, "model",
      r"[\u2580-\u259f]\s+model\s+(?P<model>\S+)\s*$", _h_banner_model),
     # --- vLLM: MoE ------------------------------------------------------------------------------
     ("vllm_nvfp4_moe", "vllm", "0.17-0.33", RECORD_SCOPE, "NvFp4 MoE backend",
-     r"Using '(?P<backend>[A-Z0-9_]+)' NvFp4 MoE backend", _h_quantized_moe),
+     r"^Using '(?P<backend>[A-Z0-9_]+)' NvFp4 MoE backend", _h_quantized_moe),
     ("vllm_fp8_moe", "vllm", "0.17-0.33", RECORD_SCOPE, "Fp8 MoE backend",
-     r"Using '?(?P<backend>[A-Z0-9_]+)'? Fp8 MoE backend", _h_quantized_moe),
+     r"^Using '?(?P<backend>[A-Z0-9_]+)'? Fp8 MoE backend", _h_quantized_moe),
     ("vllm_unquantized_moe_old", "vllm", "0.17-0.19", RECORD_SCOPE, "backend for Unquantized MoE",
-     r"Using (?P<backend>.+?) backend for Unquantized MoE\s*$", _h_unquantized_moe),
+     r"^Using (?P<backend>.+?) backend for Unquantized MoE\s*$", _h_unquantized_moe),
     ("vllm_unquantized_moe", "vllm", "0.20-0.33", RECORD_SCOPE, "Unquantized MoE backend",
-     r"Using (?P<backend>.+?) Unquantized MoE backend(?: out of potential backends|\s*$)", _h_unquantized_moe),
+     r"^Using (?P<backend>.+?) Unquantized MoE backend(?: out of potential backends|\s*$)", _h_unquantized_moe),
     # --- vLLM: dense GEMM -----------------------------------------------------------------------
     ("vllm_nvfp4_gemm", "vllm", "0.17-0.19 (NvFp4LinearBackend.X), 0.20-0.33 (kernel class)", RECORD_SCOPE,
-     "for NVFP4 GEMM", r"Using (?P<backend>[\w.]+) for NVFP4 GEMM", _h_nvfp4_gemm),
+     "for NVFP4 GEMM", r"^Using (?P<backend>[\w.]+) for NVFP4 GEMM", _h_nvfp4_gemm),
     ("vllm_fp8_linear", "vllm", "0.19-0.33", RECORD_SCOPE, "LinearKernel for ",
      r"^Selected (?P<kernel>\w+LinearKernel) for \w+", _h_fp8_linear),
     # --- vLLM: attention ------------------------------------------------------------------------
     ("vllm_attention_forced", "vllm", "0.17-0.33", RECORD_SCOPE, "Using AttentionBackendEnum.",
-     r"Using AttentionBackendEnum\.(?P<backend>[A-Z0-9_]+) backend\.", _h_attention),
+     r"^Using AttentionBackendEnum\.(?P<backend>[A-Z0-9_]+) backend\.", _h_attention),
     ("vllm_attention_auto", "vllm", "0.17-0.33", RECORD_SCOPE, "attention backend out of potential backends",
-     r"Using (?P<backend>[A-Z0-9_]+) attention backend out of potential backends", _h_attention),
+     r"^Using (?P<backend>[A-Z0-9_]+) attention backend out of potential backends", _h_attention),
     ("vllm_drafter", "vllm", "0.17-0.33", RECORD_SCOPE, "Loading drafter model",
-     r"Loading drafter model", _h_drafter),
+     r"^Loading drafter model", _h_drafter),
     # --- vLLM: flashinfer allreduce (proof that VLLM_FLASHINFER_ALLREDUCE_BACKEND took effect) ----
     ("vllm_allreduce_selected", "vllm", "0.20-0.28 (INFO; 0.29-0.33 DEBUG)", RECORD_SCOPE,
      "flashinfer allreduce backend: ",
@@ -530,15 +532,15 @@ PATTERNS = [
      r"^Failed to initialize FlashInfer Allreduce norm fusion workspace with backend=\w+", _h_warning),
     # --- vLLM: KV cache, mamba, scheduler -------------------------------------------------------
     ("vllm_kv_cache_size", "vllm", "0.17-0.25 (own line), 0.28-0.33 (with concurrency)", RECORD_SCOPE,
-     "KV cache size:", r"(?:GPU(?: \+ host)? )?KV cache size: (?P<tokens>[\d,]+) tokens", _h_kv_tokens),
+     "KV cache size:", r"^(?:GPU(?: \+ host)? )?KV cache size: (?P<tokens>[\d,]+) tokens", _h_kv_tokens),
     ("vllm_kv_cache_dtype", "vllm", "0.17-0.33", RECORD_SCOPE, "data type to store kv cache",
-     r"Using (?P<dtype>\w+) data type to store kv cache", _h_kv_dtype),
+     r"^Using (?P<dtype>\w+) data type to store kv cache", _h_kv_dtype),
     ("vllm_mamba_ssm_dtype", "vllm", "0.17-0.33", RECORD_SCOPE, "Updating mamba_ssm_cache_dtype",
-     r"Updating mamba_ssm_cache_dtype to '(?P<dtype>\w+)'", _h_mamba_dtype),
+     r"^Updating mamba_ssm_cache_dtype to '(?P<dtype>\w+)'", _h_mamba_dtype),
     ("vllm_chunked_prefill", "vllm", "0.17-0.33", RECORD_SCOPE, "Chunked prefill is enabled",
-     r"Chunked prefill is enabled with max_num_batched_tokens=\d+", _h_chunked_prefill_on),
+     r"^Chunked prefill is enabled with max_num_batched_tokens=\d+", _h_chunked_prefill_on),
     ("vllm_mamba_cache_mode", "vllm", "0.17-0.33", RECORD_SCOPE, "Mamba cache mode is set to",
-     r"Mamba cache mode is set to '\w+'.* when prefix caching is (?P<state>enabled|disabled)", _h_mamba_prefix),
+     r"^Mamba cache mode is set to '\w+'.* when prefix caching is (?P<state>enabled|disabled)", _h_mamba_prefix),
     # --- vLLM: readiness --------------------------------------------------------------------------
     ("vllm_ready", "vllm", "0.17-0.33", UVICORN_SCOPE, "Application startup complete",
      r"^Application startup complete\.$", _h_ready),
@@ -552,7 +554,7 @@ PATTERNS = [
      r"Per-position acceptance rate: (?P<rates>[\d., ]*?), Avg Draft acceptance rate", _h_vllm_spec_metrics),
     # --- vLLM: warnings (unknown/deprecated env vars, forced fallbacks) -------------------------
     ("vllm_unknown_env", "vllm", "0.17-0.33", RECORD_SCOPE, "Unknown vLLM environment variable",
-     r"Unknown vLLM environment variable detected: \S+", _h_warning),
+     r"^Unknown vLLM environment variable detected: \S+", _h_warning),
     ("vllm_deprecated_env", "vllm", "0.22-0.23", RECORD_SCOPE, "is deprecated and will be removed in v",
      r"\bVLLM_\w+ is deprecated and will be removed in v[\d.]+", _h_warning),
     ("vllm_nvfp4_emulation", "vllm", "0.20-0.33", RECORD_SCOPE, "falling back to the slow",
@@ -565,11 +567,11 @@ PATTERNS = [
      r"Async scheduling (?:is|will be) disabled", _h_warning),
     # --- SGLang -----------------------------------------------------------------------------------
     ("sglang_server_args", "sglang", "0.5.1-0.5.18 ServerArgs(key=value), 0.5.19-0.5.23 {'key': value}", RECORD_SCOPE,
-     "server_args=", r"server_args=(?P<dump>(?:ServerArgs\(|\{).*)", _h_sglang_server_args),
+     "server_args=", r"^server_args=(?P<dump>(?:ServerArgs\(|\{).*)", _h_sglang_server_args),
     ("sglang_kv_cache", "sglang", "0.5.1-0.5.23 (0.5.2x adds dtype)", RECORD_SCOPE, "KV Cache is allocated",
-     r"KV Cache is allocated\. (?:dtype: [^,]+, )?#tokens: (?P<tokens>\d+)", _h_sglang_kv),
+     r"^KV Cache is allocated\. (?:dtype: [^,]+, )?#tokens: (?P<tokens>\d+)", _h_sglang_kv),
     ("sglang_scheduler_limits", "sglang", "0.5.1-0.5.23", RECORD_SCOPE, "max_total_num_tokens=",
-     r"max_total_num_tokens=\d+, chunked_prefill_size=(?P<chunk>-?\d+), max_prefill_tokens=\d+, "
+     r"^max_total_num_tokens=\d+, chunked_prefill_size=(?P<chunk>-?\d+), max_prefill_tokens=\d+, "
      r"max_running_requests=(?P<reqs>\d+)", _h_sglang_scheduler),
     ("sglang_attention_default", "sglang",
      "0.5.1-0.5.6.post2 'not explicitly specified' (0.5.1-0.5.4 after the server_args dump), "
@@ -636,20 +638,21 @@ _COMPILED = [
 _BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
                  for scope in (RECORD_SCOPE, AFTER, UVICORN_SCOPE, EXC, USAGE))
 
-# Byte needles of every line that can hold a fatal after start-up: a Python exception line names a
-# class ending in Error or Exception (torch.OutOfMemoryError, EngineDeadError, c10::Error, ...);
-# SGLang's record says "hit an exception"; an engine killed without one is reported "died
-# unexpectedly" by vLLM and "It usually means the child failed" by SGLang. Once the server is
-# ready, a chunk without any of them cannot hold a fatal and is only counted, never decoded.
-# (Few needles: each one is a pass over the chunk. test_every_fatal_pattern_is_covered_by_a_needle.)
+# Byte needles of the lines that start a fatal after start-up: every Python exception prints a
+# traceback (SGLang: "... hit an exception: Traceback ..."), a C++ abort goes through
+# std::terminate, an engine killed without either is reported "died unexpectedly" by vLLM and
+# "... It usually means the child failed." by SGLang. Once the server is ready, a chunk without
+# any of them is only counted, never decoded; a chunk that opens a traceback is decoded, and so is
+# every chunk after it until the traceback's exception line (LogScanner.in_traceback).
+# (Few, long needles: each one is a pass over the chunk; test_fatal_after_filler_is_found_like_line_by_line.)
 FATAL_NEEDLES = (
-    b"Error",
-    b"xception",
+    b"Traceback (most recent call last)",
+    b"terminate called after throwing",
     b"died unexpectedly",
-    b"usually means",
+    b". It usually means ",
 )
 # After start-up, also the last metrics line of a chunk is read (when speculation is on).
-METRICS_NEEDLES = (b"SpecDecoding metrics: ", b"accept len: ")
+METRICS_NEEDLES = {"vllm": b"SpecDecoding metrics: ", "sglang": b"accept len: "}
 # Lines longer than this are cut to it before matching (and reported once).
 LINE_CAP = 64 * 1024
 # Lines returned in a result (fatal line and context, evidence, warnings) are cut to this.
@@ -727,6 +730,8 @@ _TERMINATE = "terminate called after throwing an instance of"
 _NONE, _FRAMES, _AFTER_EXCEPTION, _TERMINATING, _IGNORED = range(5)
 # A raw tail kept from a chunk that was only counted: replayed for the traceback structure.
 TAIL_BYTES = 64 * 1024
+# A traceback still waiting for its exception line after this many lines is not waited for.
+TRACEBACK_SPAN = 2000
 
 
 def show(line):
@@ -758,7 +763,7 @@ class LogScanner(object):
         self.lines = 0
         self.long_lines = 0
         self.context = deque(maxlen=CONTEXT_BEFORE)
-        self.blocks = {}  # process tag -> [traceback state, record header it belongs to]
+        self.blocks = {}  # process tag -> [traceback state, record header it belongs to, line it opened at]
         self.pending_tail = None  # raw bytes at the end of the last counted-only chunk
         self.drafter_tags = set()
         self.quantized_moe_seen = False
@@ -824,9 +829,15 @@ class LogScanner(object):
         return self.fatal is not None and self.fatal_after <= 0 and self.lookahead <= 0
 
     @property
+    def in_traceback(self):
+        """True while a traceback opened in the last TRACEBACK_SPAN lines waits for its exception line."""
+        return any(block[0] in (_FRAMES, _TERMINATING) and self.lines - block[2] < TRACEBACK_SPAN
+                   for block in self.blocks.values())
+
+    @property
     def wants_every_line(self):
         """False once the start-up is over and nothing is pending: only fatal needles matter then."""
-        return not self.ready or (self.fatal is not None and not self.done)
+        return not self.ready or (self.fatal is not None and not self.done) or self.in_traceback
 
     # -- input ------------------------------------------------------------------------------------
     def feed(self, raw):
@@ -880,28 +891,27 @@ class LogScanner(object):
         block = self.blocks.get(outer)
         if kind == UVICORN:
             # uvicorn's tracebacks are about requests ("Exception in ASGI application")
-            self.blocks[outer] = [_IGNORED if "Exception in ASGI application" in msg else _NONE, None]
+            self.blocks[outer] = [_IGNORED if "Exception in ASGI application" in msg else _NONE, None, 0]
             return None
         if kind == RECORD:
             header = (level, source) if engine == "vllm" else object()  # each SGLang record starts anew
             if block is None or block[1] != header:
-                block = self.blocks[outer] = [_NONE, header]
+                block = self.blocks[outer] = [_NONE, header, 0]
         elif kind == RAW:
             if block is None:
-                block = self.blocks[outer] = [_NONE, None]
+                block = self.blocks[outer] = [_NONE, None, 0]
         else:
             return None
         state = block[0]
         if state == _IGNORED:
             return None
-        if msg == _TRACEBACK or msg.endswith(": " + _TRACEBACK):
-            block[0] = _FRAMES
+        if msg == _TRACEBACK or msg.endswith(": " + _TRACEBACK) or (_FRAME.match(msg) and state != _FRAMES):
+            block[0], block[2] = _FRAMES, self.lines
             return None
         if _FRAME.match(msg):
-            block[0] = _FRAMES
             return None
         if msg.startswith(_TERMINATE):
-            block[0] = _TERMINATING
+            block[0], block[2] = _TERMINATING, self.lines
             return None
         if state == _TERMINATING:
             m = _WHAT.match(msg)
@@ -1032,10 +1042,9 @@ def _line_bounds(chunk, pos, start, end):
 
 
 def _observe_metrics(scanner, chunk, start, end):
-    """In a counted-only chunk: feed the last metrics line of each kind (the running measurement)."""
-    if not scanner.speculating:
-        return
-    for needle in METRICS_NEEDLES:
+    """In a counted-only chunk: feed the last metrics line (the running measurement)."""
+    needle = METRICS_NEEDLES.get(scanner.engine) if scanner.speculating else None
+    if needle is not None:
         pos = chunk.rfind(needle, start, end)
         if pos >= 0:
             scanner.observe_line(_line_bounds(chunk, pos, start, end).decode("utf-8", "replace"))
@@ -1045,18 +1054,23 @@ def feed_bytes(scanner, chunk, end=None, start=0):
     """Feed ``chunk[start:end]``, whole lines ending with a newline; count it cheaply when only fatal needles matter."""
     if end is None:
         end = len(chunk)
-    if end <= start:
-        return
-    if not scanner.wants_every_line and all(chunk.find(needle, start, end) < 0 for needle in FATAL_NEEDLES):
-        _observe_metrics(scanner, chunk, start, end)
-        tail_start = max(start, end - TAIL_BYTES)
-        if tail_start > start:
-            tail_start = chunk.find(b"\n", tail_start - 1, end) + 1 or end
-        scanner.skip(chunk.count(b"\n", start, end), bytes(chunk[tail_start:end]))
-        return
-    scanner.replay_tail()
-    for raw in bytes(chunk[start:end - 1]).split(b"\n"):
-        scanner.feed(raw.decode("utf-8", "replace"))
+    while start < end:
+        if not scanner.wants_every_line and all(chunk.find(needle, start, end) < 0 for needle in FATAL_NEEDLES):
+            _observe_metrics(scanner, chunk, start, end)
+            tail_start = max(start, end - TAIL_BYTES)
+            if tail_start > start:
+                tail_start = chunk.find(b"\n", tail_start - 1, end) + 1 or end
+            scanner.skip(chunk.count(b"\n", start, end), bytes(chunk[tail_start:end]))
+            return
+        scanner.replay_tail()
+        while start < end:  # line by line, until only fatal needles matter again
+            nl = chunk.find(b"\n", start, end)
+            if nl < 0:
+                nl = end
+            scanner.feed(bytes(chunk[start:nl]).decode("utf-8", "replace"))
+            start = nl + 1
+            if not scanner.wants_every_line:
+                break
 
 
 # After start-up, a remainder larger than this is counted and needle-searched by forked workers,
@@ -1139,23 +1153,22 @@ def count_parallel(path, start, stop, workers):
     return (newlines, found) if ok else (None, True)
 
 
-def _last_metrics_lines(path, start, stop, block=1 << 20):
-    """The last line of each metrics needle within the last METRICS_LOOKBACK bytes of ``[start, stop)``."""
+def _last_metrics_lines(path, start, stop, needles, block=1 << 20):
+    """The last line with one of ``needles`` within the last METRICS_LOOKBACK bytes of ``[start, stop)``."""
     found = {}
     low = max(start, stop - METRICS_LOOKBACK)
     with open(path, "rb") as handle:
         hi = stop
-        while hi > low and len(found) < len(METRICS_NEEDLES):
+        while hi > low and not found:
             lo = max(low, hi - block)
             handle.seek(lo)
             data = handle.read(min(hi + LINE_CAP, stop) - lo)  # the window runs past hi to finish a line
-            for needle in METRICS_NEEDLES:
-                if needle not in found:
-                    pos = data.rfind(needle, 0, hi - lo)
-                    if pos >= 0:
-                        found[needle] = _line_bounds(data, pos, 0, len(data))
+            for needle in needles:
+                pos = data.rfind(needle, 0, hi - lo)
+                if pos >= 0:
+                    found[needle] = _line_bounds(data, pos, 0, len(data))
             hi = lo
-    return [found[n].decode("utf-8", "replace") for n in METRICS_NEEDLES if n in found]
+    return [line.decode("utf-8", "replace") for line in found.values()]
 
 
 def scan_file(path, engine="auto", chunk_size=1 << 20, parallel=True):
@@ -1180,8 +1193,8 @@ def scan_file(path, engine="auto", chunk_size=1 << 20, parallel=True):
                     newlines, found = count_parallel(path, start, size, workers)
                     if not found:
                         scanner.skip(newlines)
-                        if scanner.speculating:
-                            for line in _last_metrics_lines(path, start, size):
+                        if scanner.speculating and scanner.engine in METRICS_NEEDLES:
+                            for line in _last_metrics_lines(path, start, size, [METRICS_NEEDLES[scanner.engine]]):
                                 scanner.observe_line(line)
                         handle.seek(size)
                         keep = 0
@@ -1214,7 +1227,7 @@ def scan_file(path, engine="auto", chunk_size=1 << 20, parallel=True):
             if begin:
                 buf[:keep] = buf[begin:end]
             if keep == len(buf):  # no newline in a full buffer
-                if len(buf) < LINE_CAP:
+                if len(buf) <= LINE_CAP:
                     buf.extend(bytes(len(buf)))
                 else:
                     head = bytes(buf[:LINE_CAP + 1])  # one byte over the cap: fed, it counts as cut

@@ -25,6 +25,12 @@ description:
   - Understands vLLM 0.17 to 0.33 and SGLang 0.5.1 to 0.5.23 in the exact formats their source
     prints, with any line prefix (compose C(name |), Docker and journald timestamps, vLLM
     C((EngineCore pid=N)) process tags, ANSI colour).
+  - Evidence and fatal signatures come only from the engine's own log records (a vLLM or SGLang
+    logger header) and, for a Python traceback or a C++ abort printed without a header, from its
+    exception line at its place in the traceback. uvicorn's access log, request logs and logged
+    prompts never count, whatever a client puts in them.
+  - The whole log is read, whatever its size; lines longer than 64 KiB are cut to that length
+    before they are read (a warning says so once), and every line returned is cut to 2000 characters.
   - The module only reads; it never changes anything.
 author:
   - inferops.serving contributors (@inferops)
@@ -40,6 +46,7 @@ options:
     description:
       - A saved log file (from C(docker logs), C(journalctl) or a support bundle) to read once, to
         its end. It should hold one engine start (for example C(docker logs --since <StartedAt>)).
+      - Only a regular file is read; a FIFO, device or directory is refused.
       - Mutually exclusive with O(container).
     type: path
   engine:
@@ -223,6 +230,26 @@ observed:
       description: KV cache capacity in tokens.
       type: int
       returned: when shown
+    allreduce_backend:
+      description:
+        - The FlashInfer allreduce backend vLLM initialized (the proof that
+          C(VLLM_FLASHINFER_ALLREDUCE_BACKEND) took effect), for example V(TRTLLM) or V(MNNVL).
+      type: str
+      returned: when shown
+      sample: TRTLLM
+    mean_acceptance_length:
+      description:
+        - Speculative decoding, the last value the log shows - vLLM C(SpecDecoding metrics ... Mean
+          acceptance length), SGLang C(accept len) - tokens per verify step including the bonus token.
+      type: float
+      returned: when shown (logged while requests run)
+      sample: 2.41
+    acceptance_rate_per_position:
+      description: vLLM's last C(Per-position acceptance rate) list, one rate per draft position.
+      type: list
+      elements: float
+      returned: when shown (logged while requests run)
+      sample: [0.812, 0.598]
     ready:
       description: Whether the server finished starting.
       type: bool
@@ -245,12 +272,17 @@ fatal:
     line:
       description: The log line of the signature.
       type: str
+    line_number:
+      description: Its line number in the log read (1 is the first line).
+      type: int
     context:
       description: About 20 log lines around it.
       type: list
       elements: str
 mismatches:
-  description: Each expected key the log contradicts or shows no evidence for (then C(evidence) is V(null)).
+  description:
+    - Each expected key the log contradicts or shows no evidence for (then C(evidence) is V(null)).
+    - A later log line of the same weight that says otherwise is a mismatch too (then C(conflict) is V(true)).
   returned: always
   type: list
   elements: dict
@@ -269,6 +301,16 @@ ready:
   type: bool
 log_lines_read:
   description: Number of log lines read.
+  returned: always
+  type: int
+conflicts:
+  description:
+    - For a backend key whose evidence disagrees with itself, the later values and their lines
+      (C({moe_backend: [{value: FLASHINFER_CUTLASS, line: ...}]})).
+  returned: always
+  type: dict
+long_lines:
+  description: How many lines were longer than 64 KiB and were read cut to that length.
   returned: always
   type: int
 container_state:

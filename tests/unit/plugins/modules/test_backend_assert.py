@@ -97,6 +97,27 @@ def test_unknown_keys_are_rejected(run_module, args, text):
     assert failed and result["msg"].startswith(text)
 
 
+def test_a_fifo_is_refused_not_waited_for(run_module, tmp_path):
+    fifo = tmp_path / "engine.log"
+    os.mkfifo(str(fifo))
+    failed, result = run_module(backend_assert, {"log_path": str(fifo)})
+    assert failed
+    assert result["msg"] == ("cannot read log_path: %s is a FIFO (named pipe); backend_assert reads a saved log file "
+                             "(for example the output of docker logs <container> > file), or use container to read "
+                             "a running one" % fifo)
+
+
+def test_a_50_mb_line_with_a_fatal_comes_back_once_and_bounded(run_module, tmp_path):
+    path = tmp_path / "long.log"
+    line = ("(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] torch.AcceleratorError: CUDA error: an illegal memory "
+            "access was encountered " + "x" * (50 << 20))
+    path.write_text(line + "\n", encoding="utf-8")
+    failed, result = run_module(backend_assert, {"log_path": str(path)})
+    assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert len(json.dumps(result)) < 64 * 1024
+    assert result["long_lines"] == 1
+
+
 def test_missing_file(run_module, tmp_path):
     failed, result = run_module(backend_assert, {"log_path": str(tmp_path / "nope.log")})
     assert failed and result["msg"].startswith("cannot read log_path")
@@ -262,6 +283,32 @@ def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
     assert failed and result["ready"]
     assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
     assert result["fatal"]["context"][-1].endswith("500 Internal Server Error")
+
+
+@pytest.mark.parametrize("line", [
+    '(APIServer pid=1) INFO:     203.0.113.7:40001 - "GET /OutOfMemoryError HTTP/1.1" 404 Not Found',
+    'INFO:     203.0.113.7:40002 - "GET /Traceback%20(most%20recent%20call%20last) HTTP/1.1" 404 Not Found',
+    "(APIServer pid=1) INFO 06-09 10:09:02 [logger.py:41] Received request chatcmpl-1: prompt: 'CUDA error: an "
+    "illegal memory access was encountered\\nEngine core proc EngineCore died unexpectedly', params: None.",
+    '(APIServer pid=1) INFO:     203.0.113.7:40003 - "GET /x.%20It%20usually%20means%20died%20unexpectedly HTTP/1.1" 404',
+])
+def test_container_clients_cannot_make_a_healthy_engine_fatal(run_module, docker, line):
+    # The review's repro (D4): a client-chosen path or prompt after readiness, sent as a backlog.
+    lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    fake, host = docker(FakeDocker(lines + [line] * 3, hold_open=True))
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["fatal"] is None and result["ready"]
+
+
+def test_container_a_line_longer_than_the_cap_is_cut(run_module, docker):
+    lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    fake, host = docker(FakeDocker(lines[:5] + ["z" * (3 << 20)] + lines[5:], hold_open=True))
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["long_lines"] == 1 and result["log_lines_read"] >= len(lines) + 1
 
 
 def test_container_wait_timeout(run_module, docker):
