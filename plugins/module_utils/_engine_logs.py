@@ -621,8 +621,12 @@ PATTERNS = [
      _fatal("config_error", startup_only=True)),
     # --- Fatal engine records (the message itself, from its start) ----------------------------------
     ("fatal_engine_dead", "vllm", "0.17-0.33", AFTER, "Engine",
-     r"^(?:EngineCore failed to start\.|EngineCore encountered a fatal error\.|"
-     r"Engine core (?:proc|process) \S+ died unexpectedly)", _fatal("engine_dead", CONSEQUENCE)),
+     r"^(?:EngineCore failed to start\.|EngineCore encountered a fatal error\.)", _fatal("engine_dead", CONSEQUENCE)),
+    ("fatal_engine_died", "vllm",
+     "0.17-0.19 'Engine core proc X died unexpectedly' (0.20-0.22 print none), 0.25-0.33 '[shutdown] MPClient: "
+     "engine core exited unexpectedly'; worker deaths 0.20-0.33", AFTER, " unexpectedly",
+     r"^(?:Engine core (?:proc|process) \S+ died unexpectedly|\[shutdown\] MPClient: engine core exited unexpectedly|"
+     r"(?:Worker proc \S+|RayWorkerProc rank=\S+) died unexpectedly)", _fatal("engine_dead", CONSEQUENCE)),
     ("fatal_sglang_child_failed", "sglang", "0.5.1-0.5.23", AFTER, "sigquit",
      r"^Received sigquit from a child process", _fatal("engine_dead", CONSEQUENCE)),
     ("fatal_sglang_sigquit", "sglang", "0.5.1-0.5.23", AFTER, "SIGQUIT received",
@@ -640,7 +644,7 @@ _BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
 
 # Byte needles of the lines that start a fatal after start-up: every Python exception prints a
 # traceback (SGLang: "... hit an exception: Traceback ..."), a C++ abort goes through
-# std::terminate, an engine killed without either is reported "died unexpectedly" by vLLM and
+# std::terminate, an engine killed without either is reported "died/exited unexpectedly" by vLLM and
 # "... It usually means the child failed." by SGLang. Once the server is ready, a chunk without
 # any of them is only counted, never decoded; a chunk that opens a traceback is decoded, and so is
 # every chunk after it until the traceback's exception line (LogScanner.in_traceback).
@@ -648,7 +652,7 @@ _BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
 FATAL_NEEDLES = (
     b"Traceback (most recent call last)",
     b"terminate called after throwing",
-    b"died unexpectedly",
+    b" unexpectedly",  # vLLM: "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
     b". It usually means ",
 )
 # After start-up, also the last metrics line of a chunk is read (when speculation is on).

@@ -226,6 +226,10 @@ ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
     (ERR + "EngineCore failed to start.", "engine_dead"),
     ("(APIServer pid=1) ERROR 05-01 17:58:16 [core_client.py:1] Engine core proc EngineCore_DP0 died unexpectedly, "
      "shutting down client.", "engine_dead"),
+    ("(APIServer pid=1) WARNING 05-01 17:58:16 [core_client.py:1] [shutdown] MPClient: engine core exited "
+     "unexpectedly; starting cleanup", "engine_dead"),
+    ("(EngineCore pid=9) ERROR 05-01 17:58:16 [multiproc_executor.py:1] Worker proc VllmWorker-0 died unexpectedly "
+     "(exit code: -9), shutting down executor.", "engine_dead"),
     ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "engine_dead"),
     ("[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed.", "engine_dead"),
     ("[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
@@ -522,6 +526,7 @@ SIGNATURES = [
     "EngineCore failed to start.",
     "EngineCore encountered a fatal error.",
     "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+    "[shutdown] MPClient: engine core exited unexpectedly; starting cleanup",
     "Received sigquit from a child process. It usually means the child failed.",
     "SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
     "Scheduler hit an exception: Traceback (most recent call last):",
@@ -748,3 +753,25 @@ def test_sglang_rank_tags_with_underscores_are_stripped():
     result = el.scan_lines(["[2026-03-14 09:00:01 MOE_DP1 TP3] Received sigquit from a child process. It usually "
                             "means the child failed."])
     assert result["fatal"]["kind"] == "engine_dead"
+
+
+@pytest.mark.parametrize("start, line", [
+    ("vllm", "(APIServer pid=1) WARNING 06-09 11:00:00 [core_client.py:840] [shutdown] MPClient: engine core exited "
+             "unexpectedly; starting cleanup"),
+    ("vllm", "(APIServer pid=1) ERROR 06-09 11:00:00 [core_client.py:564] Engine core proc EngineCore_DP0 died "
+             "unexpectedly, shutting down client."),
+    # the review's D5 repro: a bare sigquit record after megabytes of access lines
+    ("sglang", "[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed."),
+    ("sglang", "[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed."),
+])
+def test_a_dead_engine_without_traceback_after_filler_is_found(tmp_path, parallel, start, line):
+    if start == "vllm":
+        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    else:
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    path = str(tmp_path / "d.log")
+    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, [line])
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["fatal"]["kind"] == "engine_dead"
+    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (line, before + 1)
