@@ -305,8 +305,8 @@ log_lines_read:
   type: int
 conflicts:
   description:
-    - For a backend key whose evidence disagrees with itself, the later values and their lines
-      (C({moe_backend: [{value: FLASHINFER_CUTLASS, line: ...}]})).
+    - For a backend key whose evidence disagrees with itself, the later values and their lines, as a
+      list of C(value) and C(line) per key.
   returned: always
   type: dict
 long_lines:
