@@ -643,15 +643,15 @@ _BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
                  for scope in (RECORD_SCOPE, AFTER, UVICORN_SCOPE, EXC, USAGE))
 
 # Byte needles of the lines that start a fatal after start-up: every Python exception prints a
-# traceback (SGLang: "... hit an exception: Traceback ..."), a C++ abort goes through
-# std::terminate, an engine killed without either is reported "died/exited unexpectedly" by vLLM and
-# "... It usually means the child failed." by SGLang. Once the server is ready, a chunk without
+# traceback (SGLang: "... hit an exception: Traceback ..."); an engine killed without one (a C++
+# abort through std::terminate, the OOM killer) is reported "died/exited unexpectedly" by vLLM and
+# "... It usually means the child failed." by SGLang, and the last TAIL_BYTES before the chunk
+# with that line are read too (LogScanner.replay_tail), where the abort's "what():" line is. Once the server is ready, a chunk without
 # any of them is only counted, never decoded; a chunk that opens a traceback is decoded, and so is
 # every chunk after it until the traceback's exception line (LogScanner.in_traceback).
 # (Few, long needles: each one is a pass over the chunk; test_fatal_after_filler_is_found_like_line_by_line.)
 FATAL_NEEDLES = (
     b"Traceback (most recent call last)",
-    b"terminate called after throwing",
     b" unexpectedly",  # vLLM: "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
     b". It usually means ",
 )
@@ -769,6 +769,7 @@ class LogScanner(object):
         self.context = deque(maxlen=CONTEXT_BEFORE)
         self.blocks = {}  # process tag -> [traceback state, record header it belongs to, line it opened at]
         self.pending_tail = None  # raw bytes at the end of the last counted-only chunk
+        self.replay_back = 0  # while replaying that tail: how many counted lines follow the current one
         self.drafter_tags = set()
         self.quantized_moe_seen = False
         self.unquantized_moe = []
@@ -820,7 +821,7 @@ class LogScanner(object):
         if self.fatal is not None and (tier >= self.fatal_tier or self.fatal_tier == ROOT_CAUSE or self.done):
             return  # the first fatal is the headline (a root cause close after a consequence replaces it)
         line = show(line)
-        self.fatal = {"kind": kind, "line": line, "line_number": self.lines,
+        self.fatal = {"kind": kind, "line": line, "line_number": self.lines - self.replay_back,
                       "context": list(self.context) + [line]}
         self.fatal_tier = tier
         self.fatal_after = CONTEXT_AFTER
@@ -853,7 +854,9 @@ class LogScanner(object):
                 self.warn("log line %d is longer than %d characters: such lines are cut to that length "
                           "before they are read" % (self.lines, LINE_CAP))
             raw = raw[:LINE_CAP]
-        line = clean_line(raw)
+        self._line(clean_line(raw))
+
+    def _line(self, line):
         if self.fatal is not None and not self.done:
             if self.fatal_after > 0:
                 self.fatal["context"].append(show(line))
@@ -870,19 +873,21 @@ class LogScanner(object):
         self.pending_tail = tail
 
     def replay_tail(self):
-        """Before feeding lines after a skip: the last skipped lines as context and traceback state."""
+        """Before feeding lines after a skip: read the last skipped lines (already counted) after all.
+
+        They give the context and the traceback state, and a fatal without a needle of its own
+        close before the chunk that has one (a C++ abort's "what():" before vLLM's "died unexpectedly").
+        """
         tail, self.pending_tail = self.pending_tail, None
         if not tail:
             return
         lines = tail.decode("utf-8", "replace").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        for raw in lines:
-            line = clean_line(raw[:LINE_CAP])
-            if line:
-                msg, _tag, kind, engine, level, source, outer = parse_line(line)
-                self._structure(outer, msg, kind, engine, level, source)
-            self.context.append(show(line))
+        for index, raw in enumerate(lines):
+            self.replay_back = len(lines) - index - 1
+            self._line(clean_line(raw[:LINE_CAP]))
+        self.replay_back = 0
 
     def observe_line(self, raw):
         """Match one line found in a counted-only chunk (a metrics line), without counting it."""

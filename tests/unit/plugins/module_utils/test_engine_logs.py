@@ -775,3 +775,19 @@ def test_a_dead_engine_without_traceback_after_filler_is_found(tmp_path, paralle
     result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
     assert result["fatal"]["kind"] == "engine_dead"
     assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (line, before + 1)
+
+
+@pytest.mark.parametrize("between", [0, 10, 700])
+def test_a_cpp_abort_before_the_dead_worker_line_is_the_root_cause(tmp_path, parallel, between):
+    # A worker aborted by std::terminate prints no Python traceback (libstdc++ text, vLLM's process
+    # tag in front); vLLM 0.29+ then logs the worker's death (multiproc_executor.py text).
+    abort = ["(Worker_TP0 pid=301) terminate called after throwing an instance of 'c10::Error'",
+             "(Worker_TP0 pid=301)   what():  CUDA error: an illegal memory access was encountered"]
+    died = ("(EngineCore pid=176) ERROR 06-09 11:00:02 [multiproc_executor.py:381] Worker proc VllmWorker-0 died "
+            "unexpectedly (exit code: -6), shutting down executor.")
+    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    path = str(tmp_path / "a.log")
+    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, abort + [REQUEST.strip()] * between + [died])
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (abort[1], before + 2)
