@@ -13,22 +13,21 @@ FILES=("plugins/module_utils/_engine_logs.py" "plugins/modules/container_swap.py
 if [ "$#" -gt 0 ]; then FILES=("$@"); fi
 jobs=${MUTATION_JOBS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mutation.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-(cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$work")
+[ -n "${MUTATION_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+# Laid out as ansible_collections/inferops/serving so that the module names mutmut derives from the
+# file paths are the names the tests import.
+coll="$work/ansible_collections/inferops/serving"
+mkdir -p "$coll"
+(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$coll" 2>/dev/null || true)
+rm -f "$coll/.venv"
 cd "$work"
 {
   echo "[mutmut]"
-  echo "source_paths=plugins"
+  echo "source_paths=ansible_collections"
   echo "only_mutate="
-  for f in "${FILES[@]}"; do echo "    $f"; done
-  echo "also_copy="
-  echo "    scripts/"
-  echo "    ansible.cfg"
-  echo "    pytest.ini"
-  echo "    galaxy.yml"
-  echo "    meta/"
+  for f in "${FILES[@]}"; do echo "    ansible_collections/inferops/serving/$f"; done
   echo "pytest_add_cli_args_test_selection="
-  echo "    tests/unit/plugins"
+  echo "    ansible_collections/inferops/serving/tests/unit/plugins"
   # the 100 MB and 50 MB tests prove size limits, not logic: they would dominate the run time
   echo "pytest_add_cli_args="
   echo "    -p"
@@ -37,7 +36,7 @@ cd "$work"
   echo "    -k"
   echo "    not 100_mb and not 50_mb"
 } > setup.cfg
-mutmut run --max-children "$jobs" >/dev/null 2>&1 || true
+mutmut run --max-children "$jobs" > run.log 2>&1 || { echo "mutmut run failed, see $work/run.log (MUTATION_KEEP=1 keeps it)"; tail -20 run.log; }
 mutmut results --all true > results.txt 2>&1 || mutmut results > results.txt 2>&1 || true
 total=$(grep -cE ': (killed|survived|no tests|timeout|suspicious|segfault|skipped|caught by type check)' results.txt || true)
 survived=$(grep -cE ': (survived|no tests)' results.txt || true)
