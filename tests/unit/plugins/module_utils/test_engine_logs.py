@@ -791,3 +791,73 @@ def test_a_cpp_abort_before_the_dead_worker_line_is_the_root_cause(tmp_path, par
     result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
     assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
     assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (abort[1], before + 2)
+
+
+# --- lines and messages the mutation run found unproven ------------------------------------------------
+@pytest.mark.parametrize("lines, key, value", [
+    ([VLLM + "Selected CutlassFP8ScaledMMLinearKernel for Fp8LinearMethod"], "linear_backend", "VLLM_CUTLASS"),
+    ([VLLM + "Using fp8 data type to store kv cache. It reduces the GPU memory footprint and boosts the performance."],
+     "kv_cache_dtype", "fp8"),
+    ([API + "  \u2588\u2584\u2588\u2580 \u2588     \u2588     \u2588     \u2588  model   RedHatAI/NVIDIA-Nemotron-3-Super"],
+     "model", "RedHatAI/NVIDIA-Nemotron-3-Super"),
+])
+def test_one_record_proves_one_key(lines, key, value):
+    result = el.scan_lines(lines)
+    assert result["observed"][key] == value
+    assert result["evidence"][key] == lines[-1]
+
+
+def test_non_default_args_with_objects_are_read_key_by_key():
+    line = (API + "non-default args: {'model': 'org/m', 'max_num_seqs': 8, 'enable_prefix_caching': True, "
+            "'kv_transfer_config': KVTransferConfig(kv_connector='x'), 'tensor_parallel_size': 2, "
+            "'speculative_config': {'method': 'MTP', 'num_speculative_tokens': 2}, 'kv_cache_dtype': 'auto'}")
+    result = el.scan_lines([line])
+    assert {k: result["observed"].get(k) for k in ("model", "max_num_seqs", "prefix_caching", "tensor_parallel_size",
+                                                  "speculative_method", "num_speculative_tokens", "kv_cache_dtype")} == {
+        "model": "org/m", "max_num_seqs": 8, "prefix_caching": True, "tensor_parallel_size": 2,
+        "speculative_method": "mtp", "num_speculative_tokens": 2, "kv_cache_dtype": None}
+    assert all(result["evidence"][k] == line for k in ("model", "max_num_seqs", "speculative_method"))
+
+
+@pytest.mark.parametrize("expected, observed, same", [
+    ("0.19", "0.19.2rc1.dev134+gfe9c3d6c5", True),
+    ("v0.20", "0.20.1rc1", True),
+    ("0.20.1", "0.20.1rc1", True),
+    ("0.20.1", "0.20.1", True),
+    ("0.2", "0.20.1", False),
+    ("0.1", "0.19", False),
+    ("0.33.0", "0.33", False),
+])
+def test_version_match(expected, observed, same):
+    assert el._version_match(expected, observed) is same
+
+
+@pytest.mark.parametrize("mismatch, engine, text", [
+    ({"key": "ready", "expected": True, "observed": False, "evidence": None}, "sglang",
+     "ready: expected True, observed false: the log never shows \"The server is fired up and ready to roll!\""),
+    ({"key": "kv_cache_tokens", "expected": 5, "observed": None, "evidence": None}, None,
+     "kv_cache_tokens: expected 5, but the log shows no evidence for it (it would show vllm: \"GPU KV cache size: N "
+     "tokens\" or sglang: \"KV Cache is allocated. #tokens: N, ...\")"),
+    ({"key": "draft_moe_backend", "expected": None, "observed": "TRITON", "evidence": "x"}, "vllm",
+     "draft_moe_backend: expected none, observed TRITON, proven by log line: x"),
+    ({"key": "warnings", "expected": [], "observed": ["w"], "evidence": None}, "vllm",
+     "warnings: expected [], observed ['w']"),
+])
+def test_describe_mismatch(mismatch, engine, text):
+    assert el.describe_mismatch(mismatch, engine) == text
+
+
+def test_describe_fatal_and_failure():
+    fatal = {"kind": "assertion", "line": "AssertionError", "context": ["AssertionError"]}
+    assert el.describe_fatal(fatal) == "fatal assertion in the engine log: AssertionError"
+    fatal = {"kind": "out_of_memory", "line": "L", "line_number": 7, "context": ["a", " ", "b" * 400, "L"]}
+    assert el.describe_fatal(fatal) == "fatal out_of_memory in the engine log at line 7: L -- context: a | %s | L" % (
+        "b" * 300)
+    result = {"fatal": fatal}
+    mismatches = [{"key": "moe_backend", "expected": "MARLIN", "observed": None, "evidence": None},
+                  {"key": "ready", "expected": True, "observed": False, "evidence": None},
+                  {"key": "engine", "expected": "vllm", "observed": "sglang", "evidence": "e"}]
+    assert el.describe_failure(result, mismatches, "vllm") == [
+        el.describe_fatal(fatal), "engine: expected vllm, observed sglang, proven by log line: e",
+        "no evidence in the log for moe_backend, ready (the engine failed before printing it)"]
+    assert el.describe_failure({"fatal": None}, mismatches[:1], "vllm") == [el.describe_mismatch(mismatches[0], "vllm")]
