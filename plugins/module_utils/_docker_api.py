@@ -282,7 +282,8 @@ def _dechunk(data):
     return _Dechunker().feed(data)
 
 
-def follow_container(client, container, scanner, feed, deadline, grace=5.0, clock=time.time, since=None):
+def follow_container(client, container, scanner, feed, deadline, grace=5.0, clock=time.time, since=None,
+                     line_cap=64 * 1024):
     """Stream ``container``'s log since its latest start into ``feed`` until an answer is known.
 
     ``feed(bytes)`` receives newline-terminated log bytes; ``scanner`` tells when to stop
@@ -292,12 +293,16 @@ def follow_container(client, container, scanner, feed, deadline, grace=5.0, cloc
 
     With ``since`` (a Docker API ``since`` value, e.g. of an earlier start) the log from then to
     its current end is read once, not followed: later starts and a crash after readiness included.
+
+    A line longer than ``line_cap`` bytes is fed as its first ``line_cap + 1`` bytes (the reader
+    then reports it cut) and the rest of it is dropped: memory stays bounded whatever the log holds.
     """
     info = client.inspect(container)
     state = info.get("State") or {}
     started = state.get("StartedAt")
     tty = bool((info.get("Config") or {}).get("Tty"))
     rest = b""
+    dropping = False  # inside the rest of a line longer than line_cap
     fatal_deadline = None
     reason = None
     follow = since is None
@@ -305,12 +310,20 @@ def follow_container(client, container, scanner, feed, deadline, grace=5.0, cloc
                                 follow=follow)
     try:
         for data in stream:
+            if data and dropping:
+                nl = data.find(b"\n")
+                data = data[nl + 1:] if nl >= 0 else b""
+                dropping = nl < 0
             if data:
                 data = rest + data
                 cut = data.rfind(b"\n") + 1
                 rest = data[cut:]
                 if cut:
                     feed(data[:cut])
+                if len(rest) > line_cap:
+                    feed(rest[:line_cap + 1] + b"\n")
+                    rest = b""
+                    dropping = True
             if scanner.done:
                 reason = "fatal"
                 break

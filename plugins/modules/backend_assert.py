@@ -25,6 +25,12 @@ description:
   - Understands vLLM 0.17 to 0.33 and SGLang 0.5.1 to 0.5.23 in the exact formats their source
     prints, with any line prefix (compose C(name |), Docker and journald timestamps, vLLM
     C((EngineCore pid=N)) process tags, ANSI colour).
+  - Evidence and fatal signatures come only from the engine's own log records (a vLLM or SGLang
+    logger header) and, for a Python traceback or a C++ abort printed without a header, from its
+    exception line at its place in the traceback. uvicorn's access log, request logs and logged
+    prompts never count, whatever a client puts in them.
+  - The whole log is read, whatever its size; lines longer than 64 KiB are cut to that length
+    before they are read (a warning says so once), and every line returned is cut to 2000 characters.
   - The module only reads; it never changes anything.
 author:
   - inferops.serving contributors (@inferops)
@@ -40,6 +46,7 @@ options:
     description:
       - A saved log file (from C(docker logs), C(journalctl) or a support bundle) to read once, to
         its end. It should hold one engine start (for example C(docker logs --since <StartedAt>)).
+      - Only a regular file is read; a FIFO, device or directory is refused.
       - Mutually exclusive with O(container).
     type: path
   engine:
@@ -223,6 +230,26 @@ observed:
       description: KV cache capacity in tokens.
       type: int
       returned: when shown
+    allreduce_backend:
+      description:
+        - The FlashInfer allreduce backend vLLM initialized (the proof that
+          C(VLLM_FLASHINFER_ALLREDUCE_BACKEND) took effect), for example V(TRTLLM) or V(MNNVL).
+      type: str
+      returned: when shown
+      sample: TRTLLM
+    mean_acceptance_length:
+      description:
+        - Speculative decoding, the last value the log shows - vLLM C(SpecDecoding metrics ... Mean
+          acceptance length), SGLang C(accept len) - tokens per verify step including the bonus token.
+      type: float
+      returned: when shown (logged while requests run)
+      sample: 2.41
+    acceptance_rate_per_position:
+      description: vLLM's last C(Per-position acceptance rate) list, one rate per draft position.
+      type: list
+      elements: float
+      returned: when shown (logged while requests run)
+      sample: [0.812, 0.598]
     ready:
       description: Whether the server finished starting.
       type: bool
@@ -245,12 +272,17 @@ fatal:
     line:
       description: The log line of the signature.
       type: str
+    line_number:
+      description: Its line number in the log read (1 is the first line).
+      type: int
     context:
       description: About 20 log lines around it.
       type: list
       elements: str
 mismatches:
-  description: Each expected key the log contradicts or shows no evidence for (then C(evidence) is V(null)).
+  description:
+    - Each expected key the log contradicts or shows no evidence for (then C(evidence) is V(null)).
+    - A later log line of the same weight that says otherwise is a mismatch too (then C(conflict) is V(true)).
   returned: always
   type: list
   elements: dict
@@ -269,6 +301,16 @@ ready:
   type: bool
 log_lines_read:
   description: Number of log lines read.
+  returned: always
+  type: int
+conflicts:
+  description:
+    - For a backend key whose evidence disagrees with itself, the later values and their lines, as a
+      list of C(value) and C(line) per key.
+  returned: always
+  type: dict
+long_lines:
+  description: How many lines were longer than 64 KiB and were read cut to that length.
   returned: always
   type: int
 container_state:
@@ -305,13 +347,15 @@ from ..module_utils._docker_api import (
 )
 from ..module_utils._engine_logs import (
     ENGINES,
+    LINE_CAP,
     OBSERVED_KEYS,
+    LogFileError,
     LogScanner,
     compare_expect,
-    describe_fatal,
-    describe_mismatch,
+    describe_failure,
     feed_bytes,
     scan_file,
+    show,
 )
 
 
@@ -325,21 +369,22 @@ def container_fatal(container, state, reason, scanner):
         " and its restart policy started it again" if state.get("Running") else "")
     if scanner.context:
         line += "; its last log line: %s" % scanner.context[-1]
-    return {"kind": "out_of_memory" if oom else "container_exited", "line": line,
-            "context": list(scanner.context) + [line]}
+    return {"kind": "out_of_memory" if oom else "container_exited", "line": show(line),
+            "line_number": scanner.lines, "context": list(scanner.context) + [show(line)]}
 
 
 def failure_messages(result, mismatches, engine, reason=None, wait_timeout=None):
-    """The operator-facing sentences for everything that makes the task fail (empty: it passes)."""
+    """The operator-facing sentences for everything that makes the task fail (empty: it passes).
+
+    A fatal leads (kind, line, context), then what the log contradicts, then missing evidence in one line.
+    """
     messages = []
-    if result["fatal"] is not None:
-        messages.append(describe_fatal(result["fatal"]))
-    elif reason == "timeout":
+    if result["fatal"] is None and reason == "timeout":
         messages.append("the server was not ready after %ss (no %s line yet)" % (
             wait_timeout, "fired-up" if engine == "sglang" else "\"Application startup complete.\""))
-    elif reason == "stream_closed":
+    elif result["fatal"] is None and reason == "stream_closed":
         messages.append("the Docker daemon closed the log stream before the server was ready")
-    messages.extend(describe_mismatch(m, engine) for m in mismatches)
+    messages.extend(describe_failure(result, mismatches, engine))
     return messages
 
 
@@ -376,6 +421,8 @@ def run_module():
     if params["log_path"]:
         try:
             result = scan_file(params["log_path"], params["engine"])
+        except LogFileError as exc:
+            module.fail_json(msg="cannot read log_path: %s" % exc)
         except (IOError, OSError) as exc:
             module.fail_json(msg="cannot read log_path %s: %s" % (params["log_path"], exc),
                              exception=traceback.format_exc())
@@ -392,7 +439,7 @@ def run_module():
         try:
             state, reason = follow_container(
                 client, params["container"], scanner, lambda data: feed_bytes(scanner, data),
-                deadline=time.time() + params["wait_timeout"], since=since)
+                deadline=time.time() + params["wait_timeout"], since=since, line_cap=LINE_CAP)
         except DockerError as exc:
             hint = " (is the container created?)" if exc.status == 404 else ""
             module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())

@@ -71,8 +71,9 @@ def test_kernel_class_backend(cls, name):
 def test_every_pattern_names_its_versions_and_compiles():
     names = [p[0] for p in el.PATTERNS]
     assert len(names) == len(set(names))
-    for name, engine, versions, needle, _rx, _handler in el.PATTERNS:
+    for name, engine, versions, scope, needle, _rx, _handler in el.PATTERNS:
         assert engine in (None, "vllm", "sglang") and versions and needle, name
+        assert scope in (el.RECORD_SCOPE, el.AFTER, el.UVICORN_SCOPE, el.EXC, el.USAGE), name
 
 
 # --- one line per pattern and version ---------------------------------------------------------------
@@ -225,16 +226,25 @@ ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
     (ERR + "EngineCore failed to start.", "engine_dead"),
     ("(APIServer pid=1) ERROR 05-01 17:58:16 [core_client.py:1] Engine core proc EngineCore_DP0 died unexpectedly, "
      "shutting down client.", "engine_dead"),
+    ("(APIServer pid=1) WARNING 05-01 17:58:16 [core_client.py:1] [shutdown] MPClient: engine core exited "
+     "unexpectedly; starting cleanup", "engine_dead"),
+    ("(EngineCore pid=9) ERROR 05-01 17:58:16 [multiproc_executor.py:1] Worker proc VllmWorker-0 died unexpectedly "
+     "(exit code: -9), shutting down executor.", "engine_dead"),
     ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "engine_dead"),
     ("[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed.", "engine_dead"),
     ("[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
      "engine_dead"),
 ])
 def test_fatal_kind(line, kind):
-    result = el.scan_lines(["first", line])
+    # A headerless exception line counts at its place in a traceback (here: after a frame line).
+    frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 1000, in run'
+    prefix = line[:line.index(")") + 2] if line.startswith("(") else ""
+    result = el.scan_lines(["first", prefix + "Traceback (most recent call last):", prefix + frame,
+                            prefix + "    raise", line])
     assert result["fatal"]["kind"] == kind
     assert result["fatal"]["line"] == line
     assert result["fatal"]["context"][-1] == line
+    assert result["fatal"]["line_number"] == 5
 
 
 @pytest.mark.parametrize("line", [
@@ -261,7 +271,8 @@ def test_root_cause_beats_the_dead_engine_before_it_and_context_is_20_lines():
     assert result["fatal"]["line"] == ERR + "ValueError: bad"
     assert len(result["fatal"]["context"]) == 20
     assert result["fatal"]["context"][10] == ERR + "ValueError: bad"
-    assert result["log_lines_read"] == 37 + el.CONTEXT_AFTER  # stops once the answer is complete
+    assert result["fatal"]["line_number"] == 37
+    assert result["log_lines_read"] == 67  # the whole log is read
 
 
 # --- fixtures (both engines, successful and failed starts) ---------------------------------------------
@@ -435,3 +446,417 @@ def test_dump_evidence_is_an_excerpt_with_the_key():
     assert result["evidence"]["moe_backend"].startswith("[2026-03-14 09:00:01] server_args=ServerArgs(")
     assert "moe_runner_backend='triton'" in result["evidence"]["moe_backend"]
     assert len(result["evidence"]["moe_backend"]) < 200
+
+
+# --- the real-log corpus --------------------------------------------------------------------------------
+REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real_logs")
+CORPUS_HEADER = "# corpus:"
+
+
+def corpus_index():
+    import yaml
+    with open(os.path.join(REAL, "index.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def corpus_text(name):
+    """``(header lines, log lines)`` of a corpus file: the "# corpus:" lines come first and are stripped."""
+    with open(os.path.join(REAL, name), encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    header = [line for line in lines if line.startswith(CORPUS_HEADER)]
+    assert lines[:len(header)] == header, "%s: the corpus header lines come first" % name
+    return header, lines[len(header):]
+
+
+def test_corpus_is_complete_and_says_where_each_log_comes_from():
+    entries = corpus_index()
+    names = sorted(name for name in os.listdir(REAL) if name.endswith(".log"))
+    assert sorted(e["file"] for e in entries) == names
+    assert len(names) >= 25
+    assert set(e["engine"] for e in entries) == {"vllm", "sglang"}
+    assert any(e["fatal"] for e in entries) and any(e["ready"] for e in entries)
+    for name in names:
+        header, lines = corpus_text(name)
+        fields = [h[len(CORPUS_HEADER):].strip().split(":", 1)[0] for h in header]
+        assert fields == ["source", "engine", "excerpt"], name
+        assert lines, name
+
+
+@pytest.mark.parametrize("entry", corpus_index(), ids=lambda e: e["file"])
+def test_real_log(entry, tmp_path):
+    """backend_assert's reading (scan_file, the module's path) on each real log, as the index says."""
+    _header, lines = corpus_text(entry["file"])
+    path = tmp_path / entry["file"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = el.scan_file(str(path))
+    assert result == el.scan_lines(lines)
+    for key, value in entry["observed"].items():
+        assert result["observed"].get(key) == value, key
+        assert key in result["evidence"], key
+    for key in entry.get("absent", []):
+        assert key not in result["observed"], key
+    fatal = result["fatal"]
+    if entry["fatal"] is None:
+        assert fatal is None, fatal
+    else:
+        assert (fatal["kind"], fatal["line_number"]) == (entry["fatal"]["kind"], entry["fatal"]["line_number"])
+        assert fatal["line"] == el.clean_line(lines[fatal["line_number"] - 1])
+    assert result["ready"] is entry["ready"]
+    assert result["log_lines_read"] == len(lines)
+
+
+# --- adversarial input ------------------------------------------------------------------------------------
+GB10_EXPECT = {"moe_backend": "MARLIN", "draft_moe_backend": "TRITON", "linear_backend": "MARLIN",
+               "attention_backend": "TRITON_ATTN", "speculative_method": "mtp", "num_speculative_tokens": 2,
+               "kv_cache_dtype": "fp8", "ready": True}
+# Every fatal signature the table knows, as a client can put it in a request path or a prompt.
+SIGNATURES = [
+    "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+    "RuntimeError: cudaErrorIllegalAddress",
+    "CUDA error: device-side assert triggered",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+    "OutOfMemoryError",
+    "ValueError: No available memory for the cache blocks.",
+    "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+    "AssertionError: x",
+    "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.",
+    "RuntimeError: Engine core initialization failed. See root cause above.",
+    "EngineCore failed to start.",
+    "EngineCore encountered a fatal error.",
+    "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
+    "[shutdown] MPClient: engine core exited unexpectedly; starting cleanup",
+    "Received sigquit from a child process. It usually means the child failed.",
+    "SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
+    "Scheduler hit an exception: Traceback (most recent call last):",
+    "Traceback (most recent call last):",
+    "terminate called after throwing an instance of 'c10::Error'",
+    "  what():  CUDA error: an illegal memory access was encountered",
+    "vllm serve: error: unrecognized arguments: --bogus",
+]
+
+
+def hostile_lines():
+    """What clients put in a healthy engine's log: request paths, logged prompts, an ASGI error traceback."""
+    lines = []
+    for i, sig in enumerate(SIGNATURES):
+        path = "/" + sig.replace(" ", "%20")
+        lines.append('(APIServer pid=1) INFO:     203.0.113.7:%d - "GET %s HTTP/1.1" 404 Not Found' % (40001 + i, path))
+        lines.append('INFO:     203.0.113.7:%d - "POST /v1/%s HTTP/1.1" 404 Not Found' % (41001 + i, sig))
+        lines.append("(APIServer pid=1) INFO 06-09 10:09:0%d [logger.py:41] Received request chatcmpl-%d: prompt: %r, "
+                     "params: SamplingParams(n=1, temperature=0.7), lora_request: None." % (i % 10, i, sig + "\n" + sig))
+        lines.append("[2026-03-14 10:01:0%d] Receive: obj=GenerateReqInput(text=%r, rid='r%d')" % (i % 10, sig, i))
+    lines += ["(APIServer pid=1) ERROR:    Exception in ASGI application",
+              "(APIServer pid=1) Traceback (most recent call last):",
+              '(APIServer pid=1)   File "/usr/local/lib/python3.12/dist-packages/starlette/routing.py", line 1, in app',
+              "(APIServer pid=1)     raise ValueError(body)",
+              "(APIServer pid=1) ValueError: torch.OutOfMemoryError: CUDA out of memory",
+              "(APIServer pid=1) torch.AcceleratorError: CUDA error: an illegal memory access was encountered"]
+    return lines
+
+
+def test_a_healthy_engine_whose_clients_write_every_fatal_signature_is_proven_healthy(tmp_path):
+    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
+        healthy = handle.read().split("\n")
+    lines = healthy + hostile_lines() + healthy[-3:]
+    for result in (el.scan_lines(lines), el.scan_lines(hostile_lines() + healthy)):
+        assert result["fatal"] is None, result["fatal"]
+        assert el.compare_expect(GB10_EXPECT, result) == []
+    path = tmp_path / "hostile.log"
+    path.write_text("\n".join(lines * 200), encoding="utf-8")  # the counted-only path too
+    assert el.scan_file(str(path), chunk_size=4096)["fatal"] is None
+
+
+def test_evidence_only_from_engine_records():
+    # A pasted, echoed or requested line supplies no evidence and overrides none.
+    result = el.scan_lines([
+        VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []",
+        "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []",
+        "(APIServer pid=1) INFO:     Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []",
+        "(APIServer pid=1) INFO 06-09 10:09:02 [logger.py:41] Received request x: prompt: \"Using "
+        "AttentionBackendEnum.FLASH_ATTN backend.\"",
+        "2026-07-25 13:42:38,525 - INFO - x.py:1 - Using AttentionBackendEnum.FLASH_ATTN backend.",
+    ])
+    assert result["observed"]["moe_backend"] == "MARLIN"
+    assert "attention_backend" not in result["observed"]
+    assert result["conflicts"] == {}
+
+
+def test_a_later_conflicting_backend_line_is_a_mismatch():
+    lines = [VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []",
+             VLLM + "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []"]
+    result = el.scan_lines(lines)
+    assert result["observed"]["moe_backend"] == "MARLIN"
+    mismatch, = el.compare_expect({"moe_backend": "MARLIN"}, result)
+    assert mismatch == {"key": "moe_backend", "expected": "MARLIN", "observed": "FLASHINFER_CUTLASS",
+                        "evidence": lines[1], "conflict": True}
+    assert el.describe_mismatch(mismatch, "vllm") == (
+        "moe_backend: expected MARLIN, but a later log line says FLASHINFER_CUTLASS: %s" % lines[1])
+    assert any("conflicting evidence for moe_backend: MARLIN, then FLASHINFER_CUTLASS" in w
+               for w in result["observed"]["warnings"])
+    # the same line again (TP workers) is no conflict
+    assert el.scan_lines([lines[0], lines[0].replace("pid=9", "pid=10")])["conflicts"] == {}
+
+
+def _write_filler(path, head_lines, filler_line, size, tail_lines):
+    block = ((filler_line + "\n") * 4096).encode()
+    with open(path, "wb") as out:
+        out.write(("\n".join(head_lines) + "\n").encode())
+        written = 0
+        while written < size:
+            out.write(block)
+            written += len(block)
+        out.write(("\n".join(tail_lines) + "\n").encode())
+    return len(head_lines) + written // len(block) * 4096
+
+
+@pytest.mark.parametrize("engine, start, filler, crash, kind", [
+    # a real healthy metrics line repeated, then a real worker crash (its records)
+    ("vllm", "vllm-0.2x-routes-ready-no-uvicorn.log", "vllm-gb10-mtp2-spec-decoding-metrics.log",
+     "vllm-0.25-windows-illegal-memory-access.log", "cuda_illegal_memory_access"),
+    # a real decode line repeated, then a real headerless scheduler OOM traceback and its sigquit
+    ("sglang", None, "sglang-decode-and-access-lines.log", "sglang-0.5-oom-traceback-sigquit.log",
+     "out_of_memory"),
+])
+def test_a_fatal_after_100_mb_of_healthy_lines_is_found(tmp_path, engine, start, filler, crash, kind):
+    import time
+    if start:
+        head = corpus_text(start)[1]
+    else:
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    filler_line = corpus_text(filler)[1][0]
+    tail = corpus_text(crash)[1]
+    path = str(tmp_path / "big.log")
+    before = _write_filler(path, head, filler_line, 100 << 20, tail)
+    began = time.time()
+    result = el.scan_file(path)
+    assert time.time() - began < 10
+    assert result["ready"]
+    assert result["fatal"]["kind"] == kind
+    expected = el.scan_lines(tail)["fatal"]
+    assert result["fatal"]["line"] == expected["line"]
+    assert result["fatal"]["line_number"] == before + expected["line_number"]
+    assert result["log_lines_read"] == before + len(tail)
+
+
+# The crashes that can happen after readiness (a configuration error cannot), each with the start of
+# its traceback or a record: an excerpt cut inside a traceback is only read as such from its start.
+FATAL_LOGS = [(None, name) for name in ("vllm-0.19-mtp-illegal-memory-access.log", "sglang-0.5.9-eagle-oom.log")] + [
+    (REAL, e["file"]) for e in corpus_index()
+    if e["fatal"] and e["fatal"]["kind"] != "config_error" and e["file"] != "vllm-engine-core-init-failed-apiserver.log"]
+
+
+@pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
+def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
+    # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
+    # needles cover it), with the same line, context and root cause.
+    if where:
+        tail = corpus_text(name)[1]
+    else:
+        with open(fixture(name), encoding="utf-8") as handle:
+            tail = handle.read().splitlines()
+    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    path = str(tmp_path / "x.log")
+    before = _write_filler(path, head, REQUEST.strip(), 2 << 20, tail)
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    expected = el.scan_lines(head + [REQUEST.strip()] * (before - len(head)) + tail)
+    assert result["fatal"] == expected["fatal"]
+    assert result["fatal"]["kind"] == el.scan_lines(tail)["fatal"]["kind"]
+
+
+def test_metrics_after_readiness_are_read_in_counted_only_chunks(tmp_path, parallel):
+    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
+            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
+        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1]
+    last = metrics[0].replace("Mean acceptance length: 3.00", "Mean acceptance length: 2.41").replace(
+        "rate: 1.000, 1.000,", "rate: 0.812, 0.598,")
+    path = str(tmp_path / "m.log")
+    _write_filler(path, head + metrics, REQUEST.strip(), 3 << 20, [last] + [REQUEST.strip()] * 10)
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["observed"]["mean_acceptance_length"] == 2.41
+    assert result["observed"]["acceptance_rate_per_position"] == [0.812, 0.598]
+    assert result["evidence"]["mean_acceptance_length"] == last
+
+
+# --- bounded ------------------------------------------------------------------------------------------------
+def test_a_50_mb_line_with_a_fatal_is_cut_reported_once_and_returned_bounded(tmp_path):
+    import json
+    line = ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered " + "x" * (50 << 20)
+    path = tmp_path / "long.log"
+    path.write_text("first\n" + line + "\n" + line + "\nlast\n", encoding="utf-8")
+    result = el.scan_file(str(path))
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert result["long_lines"] == 2 and result["log_lines_read"] == 4
+    assert [w for w in result["observed"]["warnings"] if "longer than" in w] == [
+        "log line 2 is longer than 65536 characters: such lines are cut to that length before they are read"]
+    assert len(json.dumps(result)) < 100 * 1024
+    assert len(el.describe_fatal(result["fatal"])) < 10 * 1024
+
+
+def test_a_line_longer_than_the_buffer_without_a_newline(tmp_path):
+    path = tmp_path / "tail.log"
+    path.write_bytes(b"a\n" + b"y" * (300 << 10))
+    result = el.scan_file(str(path), chunk_size=64 * 1024)
+    assert result["log_lines_read"] == 2 and result["long_lines"] == 1
+
+
+def test_only_regular_files_are_read(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(str(fifo))
+    with pytest.raises(el.LogFileError, match="is a FIFO"):
+        el.scan_file(str(fifo))
+    with pytest.raises(el.LogFileError, match="is a directory"):
+        el.scan_file(str(tmp_path))
+    with pytest.raises(el.LogFileError, match="is a character device"):
+        el.scan_file("/dev/zero")
+
+
+# --- versions of the ready and default lines ------------------------------------------------------------
+@pytest.mark.parametrize("lines, expected", [
+    # vLLM 0.17 "API server N", 0.18+ "server", ready at the first route line (no uvicorn line)
+    ([API + "Starting vLLM API server 0 on http://0.0.0.0:8000", API + "Available routes are:",
+      API + "Route: /openapi.json, Methods: HEAD, GET"], {"ready": True}),
+    ([API + "Starting vLLM server on unix:/tmp/v.sock", API + "Route: /health, Endpoint: health"], {"ready": True}),
+    ([API + "Route: /health, Methods: GET"], {"ready": False}),
+    # SGLang 0.5.1-0.5.6.post2 "not explicitly specified" (0.5.1-0.5.4 after the dump, which shows None)
+    (["[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m', attention_backend=None)",
+      SGL + "Attention backend not explicitly specified. Use flashinfer backend by default."],
+     {"attention_backend": "FLASHINFER"}),
+    (["[2026-03-14 09:00:01] Attention backend not specified. Use trtllm_mha backend by default."],
+     {"attention_backend": "TRTLLM_MHA"}),
+    # SGLang rank tags with underscores (0.5.9+)
+    (["[2026-03-14 09:00:01 DP1 ATTN_CP0 MOE_DP1 TP3 EP3] KV Cache is allocated. #tokens: 42, K size: 1 GB"],
+     {"kv_cache_tokens": 42}),
+    # flashinfer allreduce: 0.20-0.28 INFO selection, 0.20-0.33 workspace line, DEBUG workspace line
+    ([VLLM + "Using flashinfer allreduce backend: mnnvl"], {"allreduce_backend": "MNNVL"}),
+    ([VLLM + "Initialized FlashInfer Allreduce norm fusion workspace with backend=trtllm"],
+     {"allreduce_backend": "TRTLLM"}),
+    ([VLLM.replace("INFO", "DEBUG") + "Initialized FlashInfer All Reduce workspace: backend=trtllm, world_size=2"],
+     {"allreduce_backend": "TRTLLM"}),
+    # SGLang 0.5.1-0.5.3 "Decode batch." and 0.5.5+ "Decode batch," accept len
+    ([SGL + "Decode batch, #running-req: 1, #full token: 768320, full token usage: 0.83, mamba num: 4, mamba usage: "
+      "0.40, accept len: 2.85, accept rate: 0.62, cuda graph: True, gen throughput (token/s): 0.73, #queue-req: 0"],
+     {"mean_acceptance_length": 2.85}),
+])
+def test_ready_default_and_metrics_variants(lines, expected):
+    result = el.scan_lines(lines)
+    for key, value in expected.items():
+        assert result["observed"].get(key) == value, key
+
+
+def test_sglang_rank_tags_with_underscores_are_stripped():
+    msg, tag, header = el.split_prefix("[2026-03-14 09:00:01 DP1 ATTN_CP0 MOE_DP1 TP3] Received sigquit from x")
+    assert (msg, tag, header) == ("Received sigquit from x", "DP1 ATTN_CP0 MOE_DP1 TP3", "sglang")
+    result = el.scan_lines(["[2026-03-14 09:00:01 MOE_DP1 TP3] Received sigquit from a child process. It usually "
+                            "means the child failed."])
+    assert result["fatal"]["kind"] == "engine_dead"
+
+
+@pytest.mark.parametrize("start, line", [
+    ("vllm", "(APIServer pid=1) WARNING 06-09 11:00:00 [core_client.py:840] [shutdown] MPClient: engine core exited "
+             "unexpectedly; starting cleanup"),
+    ("vllm", "(APIServer pid=1) ERROR 06-09 11:00:00 [core_client.py:564] Engine core proc EngineCore_DP0 died "
+             "unexpectedly, shutting down client."),
+    # the review's D5 repro: a bare sigquit record after megabytes of access lines
+    ("sglang", "[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed."),
+    ("sglang", "[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed."),
+])
+def test_a_dead_engine_without_traceback_after_filler_is_found(tmp_path, parallel, start, line):
+    if start == "vllm":
+        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    else:
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    path = str(tmp_path / "d.log")
+    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, [line])
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["fatal"]["kind"] == "engine_dead"
+    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (line, before + 1)
+
+
+@pytest.mark.parametrize("between", [0, 10, 700])
+def test_a_cpp_abort_before_the_dead_worker_line_is_the_root_cause(tmp_path, parallel, between):
+    # A worker aborted by std::terminate prints no Python traceback (libstdc++ text, vLLM's process
+    # tag in front); vLLM 0.29+ then logs the worker's death (multiproc_executor.py text).
+    abort = ["(Worker_TP0 pid=301) terminate called after throwing an instance of 'c10::Error'",
+             "(Worker_TP0 pid=301)   what():  CUDA error: an illegal memory access was encountered"]
+    died = ("(EngineCore pid=176) ERROR 06-09 11:00:02 [multiproc_executor.py:381] Worker proc VllmWorker-0 died "
+            "unexpectedly (exit code: -6), shutting down executor.")
+    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    path = str(tmp_path / "a.log")
+    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, abort + [REQUEST.strip()] * between + [died])
+    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (abort[1], before + 2)
+
+
+# --- lines and messages the mutation run found unproven ------------------------------------------------
+@pytest.mark.parametrize("lines, key, value", [
+    ([VLLM + "Selected CutlassFP8ScaledMMLinearKernel for Fp8LinearMethod"], "linear_backend", "VLLM_CUTLASS"),
+    ([VLLM + "Using fp8 data type to store kv cache. It reduces the GPU memory footprint and boosts the performance."],
+     "kv_cache_dtype", "fp8"),
+    ([API + "  \u2588\u2584\u2588\u2580 \u2588     \u2588     \u2588     \u2588  model   RedHatAI/NVIDIA-Nemotron-3-Super"],
+     "model", "RedHatAI/NVIDIA-Nemotron-3-Super"),
+])
+def test_one_record_proves_one_key(lines, key, value):
+    result = el.scan_lines(lines)
+    assert result["observed"][key] == value
+    assert result["evidence"][key] == lines[-1]
+
+
+def test_non_default_args_with_objects_are_read_key_by_key():
+    line = (API + "non-default args: {'model': 'org/m', 'max_num_seqs': 8, 'enable_prefix_caching': True, "
+            "'kv_transfer_config': KVTransferConfig(kv_connector='x'), 'tensor_parallel_size': 2, "
+            "'speculative_config': {'method': 'MTP', 'num_speculative_tokens': 2}, 'kv_cache_dtype': 'auto'}")
+    result = el.scan_lines([line])
+    expected = {"model": "org/m", "max_num_seqs": 8, "prefix_caching": True, "tensor_parallel_size": 2,
+                "speculative_method": "mtp", "num_speculative_tokens": 2, "kv_cache_dtype": None}
+    assert {k: result["observed"].get(k) for k in expected} == expected
+    assert all(result["evidence"][k] == line for k in ("model", "max_num_seqs", "speculative_method"))
+
+
+@pytest.mark.parametrize("expected, observed, same", [
+    ("0.19", "0.19.2rc1.dev134+gfe9c3d6c5", True),
+    ("v0.20", "0.20.1rc1", True),
+    ("0.20.1", "0.20.1rc1", True),
+    ("0.20.1", "0.20.1", True),
+    ("0.2", "0.20.1", False),
+    ("0.1", "0.19", False),
+    ("0.33.0", "0.33", False),
+])
+def test_version_match(expected, observed, same):
+    assert el._version_match(expected, observed) is same
+
+
+@pytest.mark.parametrize("mismatch, engine, text", [
+    ({"key": "ready", "expected": True, "observed": False, "evidence": None}, "sglang",
+     "ready: expected True, observed false: the log never shows \"The server is fired up and ready to roll!\""),
+    ({"key": "kv_cache_tokens", "expected": 5, "observed": None, "evidence": None}, None,
+     "kv_cache_tokens: expected 5, but the log shows no evidence for it (it would show vllm: \"GPU KV cache size: N "
+     "tokens\" or sglang: \"KV Cache is allocated. #tokens: N, ...\")"),
+    ({"key": "draft_moe_backend", "expected": None, "observed": "TRITON", "evidence": "x"}, "vllm",
+     "draft_moe_backend: expected none, observed TRITON, proven by log line: x"),
+    ({"key": "warnings", "expected": [], "observed": ["w"], "evidence": None}, "vllm",
+     "warnings: expected [], observed ['w']"),
+])
+def test_describe_mismatch(mismatch, engine, text):
+    assert el.describe_mismatch(mismatch, engine) == text
+
+
+def test_describe_fatal_and_failure():
+    fatal = {"kind": "assertion", "line": "AssertionError", "context": ["AssertionError"]}
+    assert el.describe_fatal(fatal) == "fatal assertion in the engine log: AssertionError"
+    fatal = {"kind": "out_of_memory", "line": "L", "line_number": 7, "context": ["a", " ", "b" * 400, "L"]}
+    assert el.describe_fatal(fatal) == "fatal out_of_memory in the engine log at line 7: L -- context: a | %s | L" % (
+        "b" * 300)
+    result = {"fatal": fatal}
+    mismatches = [{"key": "moe_backend", "expected": "MARLIN", "observed": None, "evidence": None},
+                  {"key": "ready", "expected": True, "observed": False, "evidence": None},
+                  {"key": "engine", "expected": "vllm", "observed": "sglang", "evidence": "e"}]
+    assert el.describe_failure(result, mismatches, "vllm") == [
+        el.describe_fatal(fatal), "engine: expected vllm, observed sglang, proven by log line: e",
+        "no evidence in the log for moe_backend, ready (the engine failed before printing it)"]
+    assert el.describe_failure({"fatal": None}, mismatches[:1], "vllm") == [el.describe_mismatch(mismatches[0], "vllm")]

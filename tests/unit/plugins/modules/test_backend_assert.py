@@ -74,8 +74,11 @@ def test_file_fatal_fails_with_kind_line_and_context(run_module):
     failed, result = run_module(backend_assert, {"log_path": path, "expect": {"moe_backend": "MARLIN"}})
     assert failed
     assert result["fatal"]["kind"] == "config_error"
-    assert result["msg"].startswith("fatal config_error in the engine log: ")
-    assert "moe_backend='marlin' is not supported for unquantized MoE" in result["msg"]
+    # The fatal leads: kind, line number, the line, then its context.
+    assert result["msg"].startswith("fatal config_error in the engine log at line 16: (EngineCore_DP0 pid=188) ERROR "
+                                    "03-12 09:19:51 [core.py:1010] ValueError: moe_backend='marlin' is not supported")
+    assert " -- context: " in result["msg"] and "Loading drafter model..." in result["msg"]
+    assert result["fatal"]["line_number"] == 16
     assert 15 <= len(result["fatal"]["context"]) <= 20
 
 
@@ -92,6 +95,27 @@ def test_engine_option_against_a_log_of_the_other_engine(run_module):
 def test_unknown_keys_are_rejected(run_module, args, text):
     failed, result = run_module(backend_assert, dict(args, log_path=GB10_OK))
     assert failed and result["msg"].startswith(text)
+
+
+def test_a_fifo_is_refused_not_waited_for(run_module, tmp_path):
+    fifo = tmp_path / "engine.log"
+    os.mkfifo(str(fifo))
+    failed, result = run_module(backend_assert, {"log_path": str(fifo)})
+    assert failed
+    assert result["msg"] == ("cannot read log_path: %s is a FIFO (named pipe); backend_assert reads a saved log file "
+                             "(for example the output of docker logs <container> > file), or use container to read "
+                             "a running one" % fifo)
+
+
+def test_a_50_mb_line_with_a_fatal_comes_back_once_and_bounded(run_module, tmp_path):
+    path = tmp_path / "long.log"
+    line = ("(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] torch.AcceleratorError: CUDA error: an illegal memory "
+            "access was encountered " + "x" * (50 << 20))
+    path.write_text(line + "\n", encoding="utf-8")
+    failed, result = run_module(backend_assert, {"log_path": str(path)})
+    assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert len(json.dumps(result)) < 64 * 1024
+    assert result["long_lines"] == 1
 
 
 def test_missing_file(run_module, tmp_path):
@@ -214,8 +238,8 @@ def test_container_exit_before_ready(run_module, docker):
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed
     assert result["fatal"]["kind"] == "container_exited"
-    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 137; "
-                             "its last log line: %s" % result["fatal"]["context"][-2])
+    assert result["msg"].startswith("fatal container_exited in the engine log at line 20: container engine exited "
+                                    "with code 137; its last log line: %s -- context: " % result["fatal"]["context"][-2])
     assert result["container_state"] == {"running": False, "exit_code": 137, "oom_killed": False,
                                          "started_at": FakeDocker.STARTED}
     assert result["fatal"]["context"][-2] == lines[-1]
@@ -229,9 +253,9 @@ def test_container_exit_and_restart_before_ready_names_the_last_line(run_module,
     fake, host = docker(FakeDocker(lines, exit_code=1, restarts=True))
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host})
     assert failed and result["fatal"]["kind"] == "container_exited"
-    assert result["msg"] == ("fatal container_exited in the engine log: container engine exited with code 1 and "
-                             "its restart policy started it again; its last log line: "
-                             "OSError: [Errno 98] Address already in use")
+    assert result["msg"].startswith("fatal container_exited in the engine log at line 3: container engine exited "
+                                    "with code 1 and its restart policy started it again; its last log line: "
+                                    "OSError: [Errno 98] Address already in use")
 
 
 def test_container_oom_killed(run_module, docker):
@@ -247,7 +271,8 @@ def test_container_fatal_in_log(run_module, docker):
                                                  "expect": {"draft_moe_backend": "TRITON"}})
     assert failed and result["fatal"]["kind"] == "config_error"
     assert "moe_backend='marlin' is not supported" in result["msg"]
-    assert "draft_moe_backend: expected TRITON, but the log shows no evidence" in result["msg"]
+    # missing evidence follows the fatal, in one line
+    assert result["msg"].endswith("; no evidence in the log for draft_moe_backend (the engine failed before printing it)")
 
 
 def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
@@ -258,6 +283,32 @@ def test_container_fatal_after_ready_while_it_still_runs(run_module, docker):
     assert failed and result["ready"]
     assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
     assert result["fatal"]["context"][-1].endswith("500 Internal Server Error")
+
+
+@pytest.mark.parametrize("line", [
+    '(APIServer pid=1) INFO:     203.0.113.7:40001 - "GET /OutOfMemoryError HTTP/1.1" 404 Not Found',
+    'INFO:     203.0.113.7:40002 - "GET /Traceback%20(most%20recent%20call%20last) HTTP/1.1" 404 Not Found',
+    "(APIServer pid=1) INFO 06-09 10:09:02 [logger.py:41] Received request chatcmpl-1: prompt: 'CUDA error: an "
+    "illegal memory access was encountered\\nEngine core proc EngineCore died unexpectedly', params: None.",
+    '(APIServer pid=1) INFO:     203.0.113.7:40003 - "GET /x.%20It%20usually%20means%20died%20unexpectedly HTTP/1.1" 404',
+])
+def test_container_clients_cannot_make_a_healthy_engine_fatal(run_module, docker, line):
+    # The review's repro (D4): a client-chosen path or prompt after readiness, sent as a backlog.
+    lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    fake, host = docker(FakeDocker(lines + [line] * 3, hold_open=True))
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["fatal"] is None and result["ready"]
+
+
+def test_container_a_line_longer_than_the_cap_is_cut(run_module, docker):
+    lines = read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
+    fake, host = docker(FakeDocker(lines[:5] + ["z" * (3 << 20)] + lines[5:], hold_open=True))
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["long_lines"] == 1 and result["log_lines_read"] >= len(lines) + 1
 
 
 def test_container_wait_timeout(run_module, docker):
@@ -279,7 +330,7 @@ def test_since_reads_a_crash_after_ready_and_later_starts(run_module, docker):
     failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host,
                                                  "since": "2026-11-29T15:30:00.25Z"})
     assert failed and result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert result["msg"].startswith("fatal cuda_illegal_memory_access in the engine log: ")
+    assert result["msg"].startswith("fatal cuda_illegal_memory_access in the engine log at line 12: ")
     assert "illegal memory access was encountered" in result["msg"]
     assert fake.queries[0]["follow"] == ["0"]
     assert fake.queries[0]["since"] == ["%.6f" % (calendar.timegm((2026, 11, 29, 15, 30, 0, 0, 0, 0)) + 0.25 - 1.0)]

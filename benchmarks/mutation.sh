@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Mutation testing as a benchmark (not a test): how many small changes to the code the unit tests
+# notice. Runs mutmut (requirements-bench.txt) on a copy of the tracked files, prints the mutants
+# that survived and the surviving ratio.
+#
+#   benchmarks/mutation.sh [file ...]     default: the files in FILES below
+#
+# Needs mutmut next to the unit test dependencies (a venv with requirements-dev.txt and
+# requirements-bench.txt). MUTATION_JOBS sets the parallel test processes (default: CPUs).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+FILES=("plugins/module_utils/_engine_logs.py" "plugins/modules/container_swap.py")
+if [ "$#" -gt 0 ]; then FILES=("$@"); fi
+jobs=${MUTATION_JOBS:-$(nproc)}
+work=$(mktemp -d "${TMPDIR:-/tmp}/mutation.XXXXXX")
+[ -n "${MUTATION_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+# Laid out as ansible_collections/inferops/serving so that the module names mutmut derives from the
+# file paths are the names the tests import.
+coll="$work/ansible_collections/inferops/serving"
+mkdir -p "$coll"
+(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$coll" 2>/dev/null || true)
+rm -f "$coll/.venv"
+cd "$work"
+{
+  echo "[mutmut]"
+  echo "source_paths=ansible_collections"
+  echo "only_mutate="
+  for f in "${FILES[@]}"; do echo "    ansible_collections/inferops/serving/$f"; done
+  echo "pytest_add_cli_args_test_selection="
+  echo "    ansible_collections/inferops/serving/tests/unit/plugins"
+  # the 100 MB and 50 MB tests prove size limits, not logic: they would dominate the run time
+  echo "pytest_add_cli_args="
+  echo "    -p"
+  echo "    no:cacheprovider"
+  echo "    -q"
+  echo "    -k"
+  echo "    not 100_mb and not 50_mb"
+} > setup.cfg
+mutmut run --max-children "$jobs" > run.log 2>&1 || { echo "mutmut run failed, see $work/run.log (MUTATION_KEEP=1 keeps it)"; tail -20 run.log; }
+mutmut results --all true > results.txt 2>&1 || mutmut results > results.txt 2>&1 || true
+total=$(grep -cE ': (killed|survived|no tests|timeout|suspicious|segfault|skipped|caught by type check)' results.txt || true)
+survived=$(grep -cE ': (survived|no tests)' results.txt || true)
+echo "survivors (mutmut show <name> for the diff):"
+grep -E ': (survived|no tests)' results.txt || true
+for name in $(grep -E ': (survived|no tests)' results.txt | sed 's/:.*//'); do
+  mutmut show "$name" 2>/dev/null | sed 's/^/    /' || true
+done
+echo "mutants: $total, survived: $survived, surviving ratio: $(awk -v s="$survived" -v t="$total" 'BEGIN { if (t) printf "%.1f%%", 100 * s / t; else print "n/a" }')"
