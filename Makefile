@@ -6,7 +6,7 @@ INVENTORY ?= inventories/lab
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(BIN):$(PATH)
 
-.PHONY: site test env lint sanity unit lab-up lab-fleet lab-down lab-tests bench
+.PHONY: site test env lint sanity unit lab-up lab-fleet lab-down lab-tests bench mutation
 
 ## site: converge site.yml; with no INVENTORY=..., the local lab fleet (lab and fleet set up first)
 site: env
@@ -44,3 +44,7 @@ bench: lab-fleet
 	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
 	python benchmarks/noop_converge_bench.py
 	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
+
+## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns and the swap module
+mutation: env
+	benchmarks/mutation.sh

@@ -13,12 +13,17 @@ FILES=("plugins/module_utils/_engine_logs.py" "plugins/modules/container_swap.py
 if [ "$#" -gt 0 ]; then FILES=("$@"); fi
 jobs=${MUTATION_JOBS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mutation.XXXXXX")
-[ -n "${MUTATION_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
+if [ -z "${MUTATION_KEEP:-}" ]; then
+  trap 'rm -rf "$work"' EXIT
+fi
 # Laid out as ansible_collections/inferops/serving so that the module names mutmut derives from the
 # file paths are the names the tests import.
 coll="$work/ansible_collections/inferops/serving"
 mkdir -p "$coll"
-(cd "$root" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$coll" 2>/dev/null || true)
+(
+  cd "$root" || exit 1
+  git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$coll" 2>/dev/null || true
+)
 rm -f "$coll/.venv"
 cd "$work"
 {
@@ -42,7 +47,7 @@ total=$(grep -cE ': (killed|survived|no tests|timeout|suspicious|segfault|skippe
 survived=$(grep -cE ': (survived|no tests)' results.txt || true)
 echo "survivors (mutmut show <name> for the diff):"
 grep -E ': (survived|no tests)' results.txt || true
-for name in $(grep -E ': (survived|no tests)' results.txt | sed 's/:.*//'); do
+grep -E ': (survived|no tests)' results.txt | sed 's/:.*//' | while read -r name; do
   mutmut show "$name" 2>/dev/null | sed 's/^/    /' || true
 done
 echo "mutants: $total, survived: $survived, surviving ratio: $(awk -v s="$survived" -v t="$total" 'BEGIN { if (t) printf "%.1f%%", 100 * s / t; else print "n/a" }')"
