@@ -92,27 +92,44 @@ def _same(explicit, derived):
     return str(explicit).strip().lower() == str(derived).strip().lower()
 
 
-def derive_expect(profile):
-    """``(expect, sources)``: what the engine's log must prove, and where each value came from.
+def _set_by_override(engine, source, overrides):
+    """Whether the flag behind a derived expectation was set by the inventory's overrides."""
+    keys = {engines.flag_key(engine, flag) for flag in ((overrides or {}).get("args") or {})}
+    if source == "the speculative decoding flags":
+        return any(key.startswith("speculative") for key in keys)
+    return source.startswith("args.") and engines.flag_key(engine, source[5:]) in keys
+
+
+def derive_expect(profile, overrides=None):
+    """``(expect, sources, superseded)``: what the engine's log must prove, where each value came
+    from, and the profile's own expectations that an overridden flag superseded.
 
     Every key a flag determines is derived from the flag's final value (after ``extends``, the
     lock and the inventory's overrides); the profile's ``expect`` adds what no flag states (a
-    backend the engine picks by itself on this hardware, one chosen through an env var). An
-    explicit key that contradicts its flag is refused, naming both values and their sources.
+    backend the engine picks by itself on this hardware, one chosen through an env var). When the
+    inventory sets that flag, the flag decides (the profile's expectation described the engine's
+    own choice). An explicit key that contradicts its flag otherwise - both in the profile, or an
+    expectation the inventory states itself - is refused, naming both values and their sources.
     """
     engine = profile.get("engine")
     explicit = dict(profile.get("expect") or {})
+    override_expect = set(((overrides or {}).get("expect") or {}))
     derived = engines.derive_expect(engine, profile.get("args") or {})
-    expect, sources, conflicts = {}, {}, []
+    expect, sources, conflicts, superseded = {}, {}, [], []
     for key, (value, source) in derived.items():
         expect[key], sources[key] = value, source
     for key, value in explicit.items():
         if key in derived:
-            wanted = derived[key][0]
-            if not _same(value, wanted):
-                conflicts.append("expect.%s: %r contradicts %s = %r. The flag decides what the engine selects: "
-                                 "remove expect.%s (from the profile or server_profile_overrides.expect), or change "
-                                 "the flag" % (key, value, derived[key][1], wanted, key))
+            wanted, source = derived[key]
+            if _same(value, wanted):
+                continue
+            if key not in override_expect and _set_by_override(engine, source, overrides):
+                superseded.append(key)
+                sources[key] = "%s (inventory override; the profile expected %r)" % (source, value)
+                continue
+            conflicts.append("expect.%s: %r contradicts %s = %r. The flag decides what the engine selects: "
+                             "remove expect.%s (from the profile or server_profile_overrides.expect), or change "
+                             "the flag" % (key, value, source, wanted, key))
             continue
         if value is None:
             continue
@@ -121,7 +138,7 @@ def derive_expect(profile):
         raise ProfileError("profile %s: %s" % (profile.get("name"), "; ".join(conflicts)))
     if engine and "engine" not in expect:
         expect["engine"], sources["engine"] = engine, "profile engine"
-    return expect, sources
+    return expect, sources, superseded
 
 
 def plan(profile, options=None, lock=None, overrides=None, dirs=None):
@@ -135,7 +152,10 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     if engine not in engines.ENGINES:
         raise ProfileError("profile %s: engine %r is not one of %s"
                            % (profile.get("name"), engine, ", ".join(sorted(engines.ENGINES))))
-    expect, sources = derive_expect(profile)
+    expect, sources, superseded = derive_expect(profile, overrides)
+    if superseded:
+        # The resolved profile (what a rollback rebuilds) no longer states what the flag decides.
+        profile["expect"] = {k: v for k, v in profile["expect"].items() if k not in superseded}
     image = profile.get("image") or {}
     spec_options = {k: options[k] for k in SPEC_OPTIONS if options.get(k) is not None}
     config_dir = options.get("config_dir") or "/etc/inferops-serving"

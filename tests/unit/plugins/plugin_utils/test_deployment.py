@@ -78,6 +78,22 @@ def test_an_explicit_expectation_that_contradicts_its_flag_is_refused_naming_bot
     assert "remove expect.max_num_seqs" in message
 
 
+def test_an_overridden_flag_supersedes_the_profiles_own_expectation():
+    # g7e-fp8-sglang expects FLASHINFER attention because SGLang picks it with no flag; the
+    # inventory forcing the flag decides, and a rollback rebuilds the same plan from the record.
+    deployment = d.plan("g7e-fp8-sglang", OPTIONS, overrides={"args": {"attention-backend": "triton"}})
+    assert deployment["expect"]["attention_backend"] == "TRITON"
+    assert "the profile expected 'FLASHINFER'" in deployment["expect_sources"]["attention_backend"]
+    assert "attention_backend" not in deployment["profile"]["expect"]
+    assert d.from_record(d.record(deployment))["spec_sha256"] == deployment["spec_sha256"]
+
+
+def test_a_profile_whose_own_flag_contradicts_its_expect_is_refused():
+    with pytest.raises(ProfileError, match="expect.attention_backend: 'FLASHINFER' contradicts args.attention-backend"):
+        d.plan(dict(d.plan("g7e-fp8-sglang", OPTIONS)["profile"], args={"attention-backend": "triton"},
+                    expect={"attention_backend": "FLASHINFER"}), OPTIONS)
+
+
 def test_an_explicit_expectation_that_agrees_with_its_flag_is_kept():
     deployment = d.plan("gb10-nvfp4-mtp-throughput", OPTIONS, overrides={"expect": {"max_num_seqs": "32"}})
     assert deployment["expect"]["max_num_seqs"] == 32
