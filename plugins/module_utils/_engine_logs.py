@@ -931,7 +931,9 @@ class LogScanner(object):
         if state == _FRAMES:
             if not msg or msg[0].isspace():
                 return None  # source lines, ^^^^ markers
-            block[0] = _AFTER_EXCEPTION
+            # torch._dynamo wraps the real error: "...BackendCompilerFailed: backend='...' raised:"
+            # and, on the next line, the wrapped exception line (e.g. "RuntimeError: CUDA error: ...").
+            block[0] = _FRAMES if msg.rstrip().endswith(" raised:") else _AFTER_EXCEPTION
             return msg if _EXCEPTION_LINE.match(msg) else None
         if state == _NONE and kind == RECORD and (engine == "sglang" or level not in ("DEBUG", "INFO")) \
                 and _EXCEPTION_LINE.match(msg):

@@ -860,3 +860,27 @@ def test_describe_fatal_and_failure():
         el.describe_fatal(fatal), "engine: expected vllm, observed sglang, proven by log line: e",
         "no evidence in the log for moe_backend, ready (the engine failed before printing it)"]
     assert el.describe_failure({"fatal": None}, mismatches[:1], "vllm") == [el.describe_mismatch(mismatches[0], "vllm")]
+
+
+def test_a_dynamo_wrapped_exception_is_read_as_the_root_cause(tmp_path):
+    """torch._dynamo reports a compile failure as "...BackendCompilerFailed: backend='...' raised:"
+    with the wrapped exception on the next line. The two exception lines are as a public
+    repository quotes vLLM's output (a comment beside `except torch._dynamo.exc.BackendCompilerFailed`,
+    found with the search tool), inside vLLM 0.19's logger.exception record of an engine that
+    failed to start (the frames as the lab simulator prints them)."""
+    head = "(EngineCore pid=176) ERROR 11-30 15:19:40 [core.py:1019] "
+    lines = [head + "EngineCore failed to start.", head + "Traceback (most recent call last):",
+             head + '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 1010, in run_engine_core',
+             head + "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)",
+             head + "torch._dynamo.exc.BackendCompilerFailed: backend='<vllm.compilation.backends.VllmBackend object at "
+                    "0x7f6d3f341730>' raised:",
+             head + "RuntimeError: CUDA error: an illegal instruction was encountered"]
+    log = tmp_path / "engine.log"
+    log.write_text("\n".join(lines) + "\n")
+    fatal = el.scan_file(str(log), "vllm")["fatal"]
+    assert fatal["kind"] == "cuda_error" and fatal["line"].endswith("an illegal instruction was encountered")
+    # Lines after an ordinary exception line stay message text: the quoted CUDA error is not the cause.
+    log.write_text("\n".join(lines[:4] + [head + "ValueError: bad config", head + "RuntimeError: CUDA error: quoted"])
+                   + "\n")
+    fatal = el.scan_file(str(log), "vllm")["fatal"]
+    assert fatal["kind"] == "config_error" and fatal["line"].endswith("ValueError: bad config")
