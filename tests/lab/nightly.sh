@@ -32,7 +32,13 @@ cmd_build() {
   local args=(--network host -q --build-arg BASE_IMAGE=inferops-lab/base:bookworm --build-arg ENGINE=vllm
               --build-arg "ENGINE_VERSION=$version" --label inferops-lab=nightly)
   [ -n "$fault" ] && args+=(--build-arg "FAULT=$fault")
-  docker build "${args[@]}" -t "$ref" "$LAB_SRC/engine_sim" >/dev/null || die "building $ref failed"
+  # The build context as lab.sh lays it: the simulator plus the collection's kernel table
+  # (plugins/plugin_utils/_kernel_support.py, shared with the lint) as engine_sim/_kernel_support.py.
+  local context; context="$(mktemp -d)"
+  cp -a "$LAB_SRC/engine_sim/." "$context/"
+  cp "$LAB_SRC/../../plugins/plugin_utils/_kernel_support.py" "$context/engine_sim/_kernel_support.py"
+  docker build "${args[@]}" -t "$ref" "$context" >/dev/null || { rm -rf "$context"; die "building $ref failed"; }
+  rm -rf "$context"
   docker push -q "$ref" >/dev/null || die "pushing $ref failed"
   registry_digest "cu130-nightly-$version"
 }
