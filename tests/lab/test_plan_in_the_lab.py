@@ -45,7 +45,7 @@ def recap(output):
 def observed(output, host):
     """The backends the summary reports as observed for ``host``."""
     table = output[output.index("Summarise the fleet"):]
-    row = re.search(r"^\W*%s\s+\|.*\n\s+backends observed: (.*)$" % re.escape(host), table, re.M)
+    row = re.search(r"^\W*%s\s+\|.*\n\W*backends observed: (.*?)'?$" % re.escape(host), table, re.M)
     assert row, table
     return dict(pair.split("=", 1) for pair in row.group(1).strip().split(", "))
 

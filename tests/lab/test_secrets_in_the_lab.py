@@ -68,7 +68,7 @@ def converged():
 def test_no_output_shows_a_secret(converged):
     for where, text in converged.items():
         assert_no_secret(where, text)
-    assert '"failed": 0' in converged["converge, json callback"] or "failed=0" in converged["converge, json callback"]
+    assert '"failures": 0' in converged["converge, json callback"]
 
 
 def test_the_env_file_is_the_only_place_on_the_host(converged):
