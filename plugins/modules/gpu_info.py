@@ -40,6 +40,15 @@ options:
         On unified memory the module then returns RV(memory_needed_kib) and RV(memory_short).
     type: float
     version_added: 0.2.0
+  container:
+    description:
+      - The serving container's name; the module then returns RV(container_running) (from the
+        Docker Engine API; false when Docker is not installed or not running).
+    type: str
+  docker_host:
+    description: The Docker daemon's socket (with O(container)).
+    type: str
+    default: unix:///var/run/docker.sock
   cache_dir:
     description:
       - A model cache directory (it need not exist yet). The module returns RV(cache_disk), the
@@ -179,6 +188,11 @@ cache_disk:
       description: Space available to unprivileged users there, in KiB.
       type: int
       sample: 523188224
+container_running:
+  description: Whether O(container) exists and runs (its memory is freed when it is replaced).
+  returned: when O(container) is given
+  type: bool
+  sample: true
 model_cached:
   description: Whether O(model) is in the Hugging Face cache under O(cache_dir).
   returned: when O(cache_dir) and O(model) are given
@@ -190,6 +204,7 @@ import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError
 
 from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
     NVIDIA_SMI_ARGS,
@@ -211,6 +226,8 @@ def main():
             memory_fraction=dict(type="float"),
             cache_dir=dict(type="path"),
             model=dict(type="str"),
+            container=dict(type="str"),
+            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
         ),
         supports_check_mode=True,
     )
@@ -254,6 +271,14 @@ def main():
         facts["cache_disk"] = {"path": where, "free_kib": stat.f_bavail * stat.f_frsize // 1024}
         if module.params["model"]:
             facts["model_cached"] = os.path.isdir(model_cache_path(cache_dir, module.params["model"]))
+    if module.params["container"]:
+        # Memory the serving container holds is freed when it is replaced; Docker not installed
+        # or not running yet (a first converge) means nothing runs.
+        try:
+            state = (DockerClient(module.params["docker_host"], timeout=10.0).inspect(module.params["container"]) or {})
+            facts["container_running"] = bool((state.get("State") or {}).get("Running"))
+        except DockerError:
+            facts["container_running"] = False
     module.exit_json(changed=False, **facts)
 
 

@@ -37,7 +37,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
                 "labels")
-PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "smoke", "image_by_id")
+PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
 
@@ -65,7 +65,8 @@ def _check_options(options):
         if options.get(key) is not None:
             checked[key] = _validate.mapping(options[key], var, error=ProfileError)
     for key, var in (("model_cache_dir", "server_model_cache_dir"), ("config_dir", "server_config_dir"),
-                     ("script_dir", "server_script_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
+                     ("script_dir", "server_script_dir"), ("state_dir", "server_state_dir"),
+                     ("textfile_dir", "server_watchdog_textfile_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
         if options.get(key):
             if ".." in str(options[key]).split("/"):
                 raise ProfileError("%s: got %s; expected an absolute path without '..'"
@@ -160,6 +161,7 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     spec_options = {k: options[k] for k in SPEC_OPTIONS if options.get(k) is not None}
     config_dir = options.get("config_dir") or "/etc/inferops-serving"
     script_dir = options.get("script_dir") or "/usr/local/lib/inferops-serving"
+    state_dir = options.get("state_dir") or "/var/lib/inferops-serving"
     name = options.get("name") or profile["name"]
     env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if options.get("secret_env") else None
     spec_options["env_file"] = env_file
@@ -184,6 +186,9 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "script": launch_script(spec, profile),
         "script_path": "%s/%s.sh" % (script_dir.rstrip("/"), spec["name"]),
         "env_file": env_file,
+        # The host's record of its last known-good deployments (deployment_state).
+        "state_file": "%s/%s.json" % (state_dir.rstrip("/"), spec["name"]),
+        "watchdog": _watchdog_files(spec["name"], config_dir, state_dir, options.get("textfile_dir")),
         "image": {
             "ref": spec["image"],
             "repository": image.get("repository"),
@@ -209,6 +214,62 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "spec_label": SPEC_LABEL,
         "spec_sha256": spec["labels"][SPEC_LABEL],
         "argv_sha256": spec["labels"][ARGV_LABEL],
+    }
+
+
+def _watchdog_files(name, config_dir, state_dir, textfile_dir):
+    """Where the host-side watchdog of container ``name`` keeps its unit, configuration, state
+    and node_exporter textfile metrics (None: no textfile directory)."""
+    return {
+        "service": "inferops-watchdog@%s.service" % name,
+        "config_file": "%s/watchdog-%s.json" % (config_dir.rstrip("/"), name),
+        "state_file": "%s/watchdog-%s.json" % (state_dir.rstrip("/"), name),
+        "textfile": ("%s/inferops_watchdog_%s.prom" % (textfile_dir.rstrip("/"), re.sub(r"[^A-Za-z0-9_]", "_", name))
+                     if textfile_dir else None),
+    }
+
+
+def container_action(deployment, current=None):
+    """What a converge does with the container it finds: the one home of "does it run this plan".
+
+    ``current`` is community.docker.docker_container_info's result for the plan's container name
+    (``exists``, ``container``). A container runs the plan when it carries the plan's spec label
+    AND runs the plan's image: a container replaced by hand from the launch script keeps the
+    label, so the label alone is not enough. Returns:
+
+    - ``exists``, ``running``: what was found;
+    - ``differs``: it is not this plan's container (or there is none);
+    - ``swapping``: one exists but is not this plan's: the new one is created under the staged
+      name and swapped in (container_swap);
+    - ``replacing``: a running container that is not this plan's will be stopped;
+    - ``starting``: the engine will be (re)started, so the host must be proven from a cold start;
+    - ``drift``: why it is not this plan's container, one line each (empty when it is).
+    """
+    current = current or {}
+    exists = bool(current.get("exists"))
+    info = current.get("container") or {}
+    config = info.get("Config") or {}
+    labels = config.get("Labels") or {}
+    running = exists and bool((info.get("State") or {}).get("Running"))
+    drift = []
+    if not exists:
+        drift.append("no container %s" % deployment["container"])
+    else:
+        if config.get("Image") != deployment["spec"]["image"]:
+            drift.append("runs %s, the inventory (lock) says %s" % (config.get("Image"), deployment["spec"]["image"]))
+        if labels.get(deployment["spec_label"]) != deployment["spec_sha256"]:
+            drift.append("its container was not created from this inventory's plan (spec %s, planned %s): "
+                         "site.yml would redeploy it"
+                         % (str(labels.get(deployment["spec_label"]) or "none")[:12], deployment["spec_sha256"][:12]))
+    differs = bool(drift)
+    return {
+        "exists": exists,
+        "running": running,
+        "differs": differs,
+        "swapping": exists and differs,
+        "replacing": running and differs,
+        "starting": differs or not running,
+        "drift": drift,
     }
 
 

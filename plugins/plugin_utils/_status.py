@@ -13,7 +13,7 @@ host differs from its plan; a host with drift, or one that does not answer, is n
 """
 from __future__ import annotations
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action, metric_max, metric_sum
 
 
 def _short(digest):
@@ -36,24 +36,13 @@ def host_status(host, deployment, container=None, recorded=None, health=None, co
     deployment_state read, ``health``/``completion`` ansible.builtin.uri results, ``metrics`` the
     /metrics text, ``watchdog`` the watchdog's state file (parsed) or None.
     """
-    container = container or {}
-    info = container.get("container") or {}
-    labels = (info.get("Config") or {}).get("Labels") or {}
+    action = container_action(deployment, container)
+    info = (container or {}).get("container") or {}
     running_ref = (info.get("Config") or {}).get("Image")
-    running = bool((info.get("State") or {}).get("Running"))
-    drift = []
-    if not container.get("exists"):
-        drift.append("no container %s" % deployment["container"])
-    else:
-        if running_ref != deployment["image"]["ref"]:
-            drift.append("runs %s, the inventory (lock) says %s" % (running_ref, deployment["image"]["ref"]))
-        if labels.get(deployment["spec_label"]) != deployment["spec_sha256"]:
-            drift.append("its container was not created from this inventory's plan (spec %s, planned %s): "
-                         "site.yml would redeploy it"
-                         % (str(labels.get(deployment["spec_label"]) or "none")[:12], deployment["spec_sha256"][:12]))
-        if not running:
-            drift.append("container %s is not running (%s)"
-                         % (deployment["container"], (info.get("State") or {}).get("Status", "unknown")))
+    drift = list(action["drift"])
+    if action["exists"] and not action["running"]:
+        drift.append("container %s is not running (%s)"
+                     % (deployment["container"], (info.get("State") or {}).get("Status", "unknown")))
     health_ok = (health or {}).get("status") == 200
     answer = None
     latency = None

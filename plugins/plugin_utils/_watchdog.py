@@ -92,9 +92,10 @@ def watchdog_config(deployment, options):
 
     ``options``: interval, probe_deadline, probe_max_tokens, probe_prompt, restart_budget,
     startup_grace, crash_loop_restarts, crash_loop_window, unified_memory, meminfo_path,
-    memory_wait_timeout, slow_floor, slow_fraction, slow_window, docker_host, state_file,
-    textfile (None: no metrics file), log_lines.
+    memory_wait_timeout, slow_floor, slow_fraction, slow_window, docker_host, log_lines; and,
+    when given, state_file and textfile (None: no metrics file), else the plan's ``watchdog`` files.
     """
+    files = (deployment or {}).get("watchdog") or {}
     errors = []
     values = {key: _check(options, key, spec, errors) for key, spec in _RANGES.items()}
     for key, spec in _OPTIONAL.items():
@@ -142,8 +143,8 @@ def watchdog_config(deployment, options):
         "slow_floor_tps": floor,
         "slow_floor_source": floor_source,
         "slow_window_s": values["slow_window"] or values["interval"],
-        "state_file": options["state_file"],
-        "textfile": options.get("textfile") or None,
+        "state_file": options.get("state_file") or files.get("state_file"),
+        "textfile": (options["textfile"] or None) if "textfile" in options else files.get("textfile"),
         "log_lines": values["log_lines"],
     }
     if options.get("probe_prompt"):

@@ -2,6 +2,9 @@
 """gpu_info as a whole module, with a stand-in nvidia-smi that prints the real output shapes."""
 from __future__ import annotations
 
+import http.server
+import json
+
 import pytest
 
 from ansible_collections.inferops.serving.plugins.modules import gpu_info
@@ -61,3 +64,48 @@ def test_unreadable_meminfo(run_module, tmp_path):
     failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10),
                                            "meminfo_path": str(tmp_path / "absent")})
     assert failed and "cannot read host memory" in result["msg"]
+
+
+class _Inspect(object):
+    """Stands for the Docker Engine API's GET /containers/{name}/json: 200 with State.Running for a
+    known container, 404 {"message": "No such container: <name>"} otherwise."""
+
+    def __init__(self, running):
+        self.running = running
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path == "/containers/inferops-serving/json":
+                    status, body = 200, {"Id": "c1", "State": {"Running": fake.running}}
+                else:
+                    status, body = 404, {"message": "No such container: " + self.path.split("/")[2]}
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.handler = Handler
+
+
+@pytest.mark.parametrize("name, running, expected", [
+    ("inferops-serving", True, True), ("inferops-serving", False, False), ("other", True, False)])
+def test_the_serving_container_running_is_reported(run_module, docker, tmp_path, meminfo, name, running, expected):
+    _fake, host = docker(_Inspect(running))
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10), "meminfo_path": meminfo,
+                                           "container": name, "docker_host": host})
+    assert not failed and result["container_running"] is expected
+
+
+def test_no_docker_means_no_container_running(run_module, tmp_path, meminfo):
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10), "meminfo_path": meminfo,
+                                           "container": "inferops-serving",
+                                           "docker_host": "unix://%s/absent.sock" % tmp_path})
+    assert not failed and result["container_running"] is False
+    assert "container_running" not in run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10),
+                                                            "meminfo_path": meminfo})[1]

@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""Can this host serve its deployment? The preflight role's checks, decided from gpu_info's facts.
+
+``host_checks(deployment, gpu, options)`` returns one check per fact the profile's hardware names
+(GPU model, count, compute capability, per-GPU memory; unified memory free for the engine's
+share; disk for the model cache), each ``{name, ok, message}``: a host that fails several shows
+every reason in one run, each message naming what was found and the fix.
+"""
+from __future__ import annotations
+
+GIB_KIB = 1048576
+
+
+def _gib(kib):
+    return round(float(kib or 0) / GIB_KIB, 1)
+
+
+def host_checks(deployment, gpu, options=None):
+    """The preflight checks of ``gpu`` (gpu_info's result) against ``deployment`` (the plan).
+
+    ``options``: ``meminfo_path`` (named in the memory message), ``disk_free_gib`` (free space
+    needed to download the model, default 200) and ``disk_free_gib_cached`` (with the model
+    already cached, default 10).
+    """
+    options = options or {}
+    profile = deployment["profile"]
+    name = profile.get("name")
+    hardware = profile.get("hardware") or {}
+    gpus = gpu.get("gpus") or []
+    names = sorted({g.get("name") for g in gpus if g.get("name")})
+    capabilities = sorted({str(g.get("compute_capability")) for g in gpus if g.get("compute_capability") is not None})
+    memories = sorted({g.get("memory_total_mib") for g in gpus if g.get("memory_total_mib") is not None})
+    unified = bool(gpu.get("unified_memory"))
+    checks = []
+
+    def check(label, ok, message):
+        checks.append({"name": label, "ok": bool(ok), "message": None if ok else message})
+
+    if "gpu_name" in hardware:
+        check("GPU model", names == [hardware["gpu_name"]],
+              "profile %s needs %s GPUs, nvidia-smi shows %s. Give this host a profile for its hardware "
+              "(server_profile) or move it to the right inventory group."
+              % (name, hardware["gpu_name"], ", ".join(names) or "no GPU"))
+    if "gpu_count" in hardware:
+        check("GPU count", gpu.get("count") == int(hardware["gpu_count"]),
+              "profile %s needs %s GPUs, nvidia-smi shows %s. A missing GPU usually means a fallen-off device "
+              "(check dmesg for Xid errors) or a driver that did not load." % (name, hardware["gpu_count"], gpu.get("count")))
+    if "compute_capability" in hardware:
+        check("compute capability", capabilities == [str(hardware["compute_capability"])],
+              "profile %s is tuned for compute capability %s (its kernels and backends are chosen for it), "
+              "nvidia-smi shows %s." % (name, hardware["compute_capability"], ", ".join(capabilities) or "none"))
+    if "gpu_memory_mib" in hardware and not unified:
+        check("GPU memory", bool(memories) and min(memories) >= int(hardware["gpu_memory_mib"]),
+              "profile %s needs %s MiB per GPU, nvidia-smi shows %s MiB."
+              % (name, hardware["gpu_memory_mib"], ", ".join(str(m) for m in memories) or "no"))
+    if unified:
+        # GB10 is unified memory: nvidia-smi reports none, and the engine claims its share of
+        # MemTotal at start, so that much must be free (seed 000: "free >= util x total at start").
+        # The serving container's own memory is freed when it is replaced.
+        check("unified memory available", gpu.get("container_running") or not gpu.get("memory_short"),
+              "MemAvailable %s GiB (from %s) is less than the engine's share %s x MemTotal %s GiB = %s GiB of "
+              "unified memory. Stop the other model servers on this host, or lower gpu-memory-utilization in "
+              "server_profile_overrides."
+              % (_gib(gpu.get("mem_available_kib")), options.get("meminfo_path") or "/proc/meminfo",
+                 gpu.get("memory_fraction"), _gib(gpu.get("mem_total_kib")), _gib(gpu.get("memory_needed_kib"))))
+    disk = gpu.get("cache_disk")
+    if disk:
+        cached = bool(gpu.get("model_cached"))
+        needed = float(options.get("disk_free_gib_cached", 10) if cached else options.get("disk_free_gib", 200))
+        free = _gib(disk.get("free_kib"))
+        check("model cache disk", free >= needed,
+              "The file system of %s (holding %s) has %s GiB free, %s GiB needed %s. Free space there or set "
+              "server_model_cache_dir to a larger disk."
+              % (disk.get("path"), (deployment.get("options") or {}).get("model_cache_dir"), free, needed,
+                 "with the model already cached" if cached else "to download " + str(deployment.get("model"))))
+    return checks
