@@ -1,0 +1,226 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: toolkit_state
+short_description: Read what the container_toolkit role still has to do on a host
+version_added: 0.3.0
+author: inferops.serving contributors (@inferops)
+description:
+  - Reads, in one module run and without changing anything, the installed versions and dpkg
+    selections of the toolkit packages, the apt repository file, the apt pin file, whether
+    merging the nvidia runtime into C(daemon.json) would change it, and whether Docker runs and
+    is enabled; returns the role's steps that are not done yet, each with its reason.
+  - The container_toolkit role runs only those steps, so a converge that changes nothing skips
+    the package, repository and daemon tasks without running their modules.
+extends_documentation_fragment:
+  - inferops.serving.attributes
+  - inferops.serving.attributes.ACTIONGROUP_SERVING
+attributes:
+  check_mode:
+    support: full
+    details:
+      - Read-only; it runs in check mode too.
+  diff_mode:
+    support: none
+  idempotent:
+    support: full
+options:
+  packages:
+    description: The toolkit packages, all to be at O(version).
+    type: list
+    elements: str
+    required: true
+  version:
+    description: The toolkit version the packages must have.
+    type: str
+    required: true
+  hold:
+    description: Whether the packages must be on hold (else on install).
+    type: bool
+    default: true
+  manage_repository:
+    description: Whether the role manages the apt repository (then O(repository) is compared).
+    type: bool
+    default: true
+  repository_file:
+    description: The deb822 C(.sources) file of the repository.
+    type: path
+    default: /etc/apt/sources.list.d/nvidia-container-toolkit.sources
+  repository:
+    description: The fields the repository file must have (C(Types), C(URIs), C(Suites), C(Architectures), C(Signed-By)).
+    type: dict
+    default: {}
+  preferences_path:
+    description: The apt pin file.
+    type: path
+    default: /etc/apt/preferences.d/nvidia-container-toolkit
+  preferences:
+    description: The pin file's text as the role renders it.
+    type: str
+    required: true
+  prerequisites:
+    description: Packages the role's modules need on the host (python3-debian, python3-requests).
+    type: list
+    elements: str
+    default: []
+  docker_packages:
+    description: Packages any of which is a Docker engine.
+    type: list
+    elements: str
+    default: [docker.io, docker-ce, docker-engine, moby-engine]
+  docker_package:
+    description: The Docker engine package the role installs when none is; empty when the role does not install one.
+    type: str
+    default: ""
+  docker_service:
+    description: The Docker service's systemd name.
+    type: str
+    default: docker
+  daemon_json_path:
+    description: Docker's daemon configuration file.
+    type: path
+    default: /etc/docker/daemon.json
+  daemon_json_settings:
+    description: The settings the role merges into O(daemon_json_path).
+    type: dict
+    default: {}
+seealso:
+  - module: inferops.serving.docker_daemon_json
+"""
+
+EXAMPLES = r"""
+- name: Read what the toolkit role still has to do
+  inferops.serving.toolkit_state:
+    packages: [nvidia-container-toolkit, nvidia-container-toolkit-base, libnvidia-container-tools, libnvidia-container1]
+    version: 1.17.8-1
+    preferences: "{{ lookup('ansible.builtin.template', 'etc/apt/preferences.d/nvidia-container-toolkit.j2') }}"
+    daemon_json_settings:
+      runtimes: {nvidia: {path: nvidia-container-runtime, args: []}}
+  register: toolkit
+
+- name: Install the toolkit packages
+  ansible.builtin.apt:
+    name: nvidia-container-toolkit=1.17.8-1
+  when: "'install' in toolkit.steps"
+"""
+
+RETURN = r"""
+steps:
+  description: The role's steps not done yet, in order (V(prerequisites), V(repository), V(pin), V(install), V(hold), V(daemon_json), V(docker_install), V(docker_start)).
+  returned: success
+  type: list
+  elements: str
+  sample: [install, hold]
+reasons:
+  description: Why each step is needed.
+  returned: success
+  type: dict
+  sample: {install: "want 1.18.0-1, have nvidia-container-toolkit 1.17.8-1"}
+converged:
+  description: Whether nothing is left to do.
+  returned: success
+  type: bool
+installed:
+  description: The installed version of each package asked about (toolkit, prerequisites, Docker engines).
+  returned: success
+  type: dict
+  sample: {nvidia-container-toolkit: 1.17.8-1, docker.io: 20.10.24+dfsg1-1+deb12u1+b6}
+docker_installed:
+  description: Whether a Docker engine package is installed.
+  returned: success
+  type: bool
+apt_lists:
+  description: How many apt package lists the host has (none on a fresh minimal image).
+  returned: success
+  type: int
+"""
+
+import glob
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.inferops.serving.plugins.module_utils._daemon_json import DaemonJsonError, merge_text
+from ansible_collections.inferops.serving.plugins.module_utils._toolkit import (
+    parse_deb822,
+    parse_dpkg_query,
+    toolkit_steps,
+)
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            packages=dict(type="list", elements="str", required=True),
+            version=dict(type="str", required=True),
+            hold=dict(type="bool", default=True),
+            manage_repository=dict(type="bool", default=True),
+            repository_file=dict(type="path", default="/etc/apt/sources.list.d/nvidia-container-toolkit.sources"),
+            repository=dict(type="dict", default={}),
+            preferences_path=dict(type="path", default="/etc/apt/preferences.d/nvidia-container-toolkit"),
+            preferences=dict(type="str", required=True),
+            prerequisites=dict(type="list", elements="str", default=[]),
+            docker_packages=dict(type="list", elements="str",
+                                 default=["docker.io", "docker-ce", "docker-engine", "moby-engine"]),
+            docker_package=dict(type="str", default=""),
+            docker_service=dict(type="str", default="docker"),
+            daemon_json_path=dict(type="path", default="/etc/docker/daemon.json"),
+            daemon_json_settings=dict(type="dict", default={}),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    names = list(dict.fromkeys(p["packages"] + p["prerequisites"] + p["docker_packages"]))
+    dpkg_query = module.get_bin_path("dpkg-query", required=True)
+    # Exit status 1 when some package is unknown; the known ones are still listed.
+    rc, out, err = module.run_command([dpkg_query, "-W", "-f", "${Package}\t${Version}\t${db:Status-Abbrev}\n"] + names)
+    if rc not in (0, 1):
+        module.fail_json(msg="dpkg-query failed (rc %d): %s" % (rc, (err or out).strip()))
+    packages = parse_dpkg_query(out)
+    repository = _read(p["repository_file"])
+    daemon_text = _read(os.path.realpath(p["daemon_json_path"]))
+    try:
+        _before, _after, daemon_changes = merge_text((daemon_text or "").encode("utf-8"), p["daemon_json_settings"])
+    except DaemonJsonError as exc:
+        module.fail_json(msg="%s is not a usable Docker daemon configuration (%s); fix or move it, then run again"
+                             % (p["daemon_json_path"], exc))
+    systemctl = module.get_bin_path("systemctl")
+    active = enabled = False
+    if systemctl:
+        active = module.run_command([systemctl, "is-active", "--quiet", p["docker_service"]])[0] == 0
+        enabled = module.run_command([systemctl, "is-enabled", "--quiet", p["docker_service"]])[0] == 0
+    fields = parse_deb822(repository) if repository is not None else None
+    observed = {
+        "packages": packages,
+        "repository": fields,
+        "signed_by_exists": bool(fields and fields.get("Signed-By") and os.path.isfile(fields["Signed-By"])),
+        "preferences": _read(p["preferences_path"]),
+        "daemon_json_changes": daemon_changes,
+        "docker_active": active,
+        "docker_enabled": enabled,
+        "apt_lists": len(glob.glob("/var/lib/apt/lists/*_Packages*")),
+    }
+    wanted = {k: p[k] for k in ("packages", "version", "hold", "manage_repository", "repository", "preferences",
+                                "prerequisites", "docker_packages", "docker_package")}
+    decided = toolkit_steps(observed, wanted)
+    module.exit_json(changed=False, steps=decided["steps"], reasons=decided["reasons"],
+                     converged=not decided["steps"],
+                     installed={name: packages[name]["version"] for name in names if name in packages},
+                     docker_installed=any(name in packages for name in p["docker_packages"]),
+                     apt_lists=observed["apt_lists"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the container_toolkit role still has to do, from what toolkit_state read on a host.
+
+DPKG_QUERY and SOURCES are the real output of `dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'`
+and the .sources file ansible.builtin.deb822_repository wrote, on the lab's lab-spark (Debian
+bookworm) after a converge (2026-11-30).
+"""
+from __future__ import annotations
+
+from ansible_collections.inferops.serving.plugins.module_utils._toolkit import (
+    parse_deb822,
+    parse_dpkg_query,
+    toolkit_steps,
+)
+
+DPKG_QUERY = ("docker-ce\t\tun \n"
+              "docker.io\t20.10.24+dfsg1-1+deb12u1+b6\tii \n"
+              "libnvidia-container-tools\t1.17.8-1\thi \n"
+              "libnvidia-container1\t1.17.8-1\thi \n"
+              "nvidia-container-toolkit\t1.17.8-1\thi \n"
+              "nvidia-container-toolkit-base\t1.17.8-1\thi \n"
+              "python3-debian\t0.1.49\tii \n"
+              "python3-requests\t2.28.1+dfsg-1\tii \n")
+SOURCES = ("Architectures: amd64\nX-Repolib-Name: nvidia-container-toolkit\n"
+           "Signed-By: /etc/apt/keyrings/nvidia-container-toolkit.asc\nSuites: /\nTypes: deb\n"
+           "URIs: http://127.0.0.1:5080/libnvidia-container/stable/deb/amd64\n")
+PACKAGES = ["nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container-tools", "libnvidia-container1"]
+PIN = "Package: %s\nPin: version 1.17.8-1\nPin-Priority: 1001\n" % " ".join(PACKAGES)
+WANTED = {"packages": PACKAGES, "version": "1.17.8-1", "hold": True, "manage_repository": True,
+          "repository": {"Types": "deb", "URIs": "http://127.0.0.1:5080/libnvidia-container/stable/deb/amd64",
+                         "Suites": "/", "Architectures": "amd64",
+                         "Signed-By": "/etc/apt/keyrings/nvidia-container-toolkit.asc"},
+          "preferences": PIN, "prerequisites": ["python3-debian", "python3-requests"],
+          "docker_packages": ["docker.io", "docker-ce"], "docker_package": "docker.io"}
+
+
+def converged(**changes):
+    observed = {"packages": parse_dpkg_query(DPKG_QUERY), "repository": parse_deb822(SOURCES), "signed_by_exists": True,
+                "preferences": PIN, "daemon_json_changes": False, "docker_active": True, "docker_enabled": True,
+                "apt_lists": 4}
+    observed.update(changes)
+    return observed
+
+
+def test_parses_versions_and_holds_and_skips_unknown_packages():
+    packages = parse_dpkg_query(DPKG_QUERY)
+    assert "docker-ce" not in packages
+    assert packages["nvidia-container-toolkit"] == {"version": "1.17.8-1", "selection": "hold", "status": "installed"}
+    assert packages["docker.io"]["selection"] == "install"
+
+
+def test_a_converged_host_has_nothing_left():
+    assert toolkit_steps(converged(), WANTED) == {"steps": [], "reasons": {}}
+
+
+def test_a_fresh_host_needs_every_step_in_order():
+    fresh = {"packages": {}, "repository": None, "preferences": None, "daemon_json_changes": True,
+             "docker_active": False, "docker_enabled": False, "apt_lists": 0}
+    assert toolkit_steps(fresh, WANTED)["steps"] == ["prerequisites", "repository", "pin", "install", "hold",
+                                                     "daemon_json", "docker_install", "docker_start"]
+
+
+def test_a_new_version_needs_the_pin_the_install_and_the_hold_names_both_versions():
+    wanted = dict(WANTED, version="1.18.0-1", preferences=PIN.replace("1.17.8-1", "1.18.0-1"))
+    decided = toolkit_steps(converged(), wanted)
+    assert decided["steps"] == ["pin", "install"]
+    assert decided["reasons"]["install"].startswith("want 1.18.0-1, have nvidia-container-toolkit 1.17.8-1")
+
+
+def test_an_unheld_package_a_changed_repository_and_a_missing_key_are_each_noticed():
+    unheld = DPKG_QUERY.replace("libnvidia-container1\t1.17.8-1\thi", "libnvidia-container1\t1.17.8-1\tii")
+    assert toolkit_steps(converged(packages=parse_dpkg_query(unheld)), WANTED)["reasons"] == {
+        "hold": "not on hold: libnvidia-container1"}
+    moved = parse_deb822(SOURCES.replace("127.0.0.1:5080", "mirror.example"))
+    assert toolkit_steps(converged(repository=moved), WANTED)["reasons"] == {"repository": "differs in URIs"}
+    assert toolkit_steps(converged(signed_by_exists=False), WANTED)["steps"] == ["repository"]
+
+
+def test_unmanaged_repository_and_docker_are_not_checked():
+    wanted = dict(WANTED, manage_repository=False, docker_package="")
+    assert toolkit_steps(converged(repository=None, packages=parse_dpkg_query(DPKG_QUERY.replace("docker.io\t2", "x\t2"))),
+                         wanted)["steps"] == []
+
+
+def test_docker_stopped_or_disabled_and_daemon_json_lacking_the_runtime():
+    decided = toolkit_steps(converged(docker_enabled=False, daemon_json_changes=True), WANTED)
+    assert decided["steps"] == ["daemon_json", "docker_start"]
+    assert decided["reasons"]["docker_start"] == "Docker is running and not enabled"
