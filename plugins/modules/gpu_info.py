@@ -17,6 +17,10 @@ description:
   - On unified-memory devices such as the DGX Spark's GB10, C(nvidia-smi) reports no memory
     (C([N/A])); the module returns RV(memory_total_mib=null) and RV(unified_memory=true) there,
     and the host's memory facts are what the GPU can use.
+  - With O(memory_fraction) on unified memory it judges whether the engine may claim its share
+    now (RV(memory_action)), by the field the engine's start-up check reads (O(memory_reads)), and
+    warns when the engine starts although only the page cache stands between the host and that
+    share (C(MemFree) short, C(MemAvailable) enough).
   - Fails when C(nvidia-smi) is missing or exits with an error, with its output.
 extends_documentation_fragment:
   - inferops.serving.attributes
@@ -319,6 +323,9 @@ def main():
                                   module.params["drop_caches"]))
     except GpuParseError as exc:
         module.fail_json(msg="cannot judge unified memory from %s: %s" % (module.params["meminfo_path"], exc))
+    if facts["memory_cache_bound"] and facts["memory_action"] == "start":
+        # The engine starts, but only the page cache stands between the host and its share.
+        module.warn(facts["memory_message"])
     cache_dir = module.params["cache_dir"]
     if cache_dir:
         where = existing_ancestor(cache_dir, os.path.isdir)
