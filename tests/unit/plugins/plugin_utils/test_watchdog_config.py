@@ -47,8 +47,9 @@ def program():
 
 def test_drop_caches_reaches_the_program_on_unified_memory_only():
     deployment = dict(DEPLOYMENT, memory={"fraction": 0.85, "unified": True, "reads": "MemFree"})
-    config = watchdog_config(deployment, dict(OPTIONS, drop_caches=True))
+    config = watchdog_config(deployment, dict(OPTIONS, drop_caches=True, drop_caches_file="/etc/inferops-lab/dc"))
     assert (config["drop_caches"], config["memory_reads"], config["memory_fraction"]) == (True, "MemFree", 0.85)
+    assert config["drop_caches_path"] == "/etc/inferops-lab/dc"
     assert program().load_config(config)["drop_caches"] is True
     assert watchdog_config(deployment, dict(OPTIONS, drop_caches=True, unified_memory=False))["drop_caches"] is False
 
