@@ -58,8 +58,8 @@ options:
   drop_caches:
     description:
       - Whether the page cache is dropped before the engine starts (the server role's
-        C(server_drop_caches_before_start)): V(off); V(planned), still to come (check mode
-        predicts it: a host where only the page cache is in the way then starts); V(done), just
+        C(server_drop_caches_before_start)). V(off); V(planned), still to come (check mode
+        predicts it, and a host where only the page cache is in the way then starts); V(done), just
         before this reading.
     type: str
     choices: ["off", planned, done]
@@ -177,7 +177,7 @@ mem_available_kib:
 mem_free_kib:
   description:
     - C(MemFree) of O(meminfo_path) in KiB. On unified memory this is CUDA's free memory
-      (C(cudaMemGetInfo)): the page cache counts as used.
+      (C(cudaMemGetInfo)), the page cache counted as used.
   returned: success
   type: int
   sample: 43537940
@@ -224,7 +224,7 @@ memory_cache_bound:
 memory_action:
   description:
     - V(start); V(drop_caches) (cache-bound, the planned drop frees it); V(wait) (C(MemAvailable)
-      lacks the share: memory is held, stop what holds it and wait); V(refuse) (cache-bound, the
+      lacks the share, so memory is held; stop what holds it and wait); V(refuse) (cache-bound, the
       engine reads C(MemFree) and no drop helps or is configured). Always V(start) on discrete GPUs.
   returned: success
   type: str

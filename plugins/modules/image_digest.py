@@ -17,10 +17,10 @@ description:
     target or on the registry, so the module runs in check mode too (C(playbooks/pin.yml --check)
     uses it to show what a rolling tag points to now).
   - The C(Accept) header names the OCI image index, the Docker manifest list, the Docker image
-    manifest V2 and the OCI image manifest, so a multi-platform tag answers with its index: the
+    manifest V2 and the OCI image manifest, so a multi-platform tag answers with its index, the
     digest C(docker pull) records in C(RepoDigests) and the image lock holds.
-  - A registry that answers C(401) with a C(WWW-Authenticate: Bearer realm=...,service=...,scope=...)
-    challenge (Docker Hub, GHCR, most registries) gets the token flow of Docker's token
+  - A registry that answers C(401) with a C(WWW-Authenticate) header C(Bearer realm=...,service=...,scope=...)
+    (a challenge) (Docker Hub, GHCR, most registries) gets the token flow of Docker's token
     authentication specification, anonymous unless O(username) is given; a C(Basic) challenge
     needs O(username) and O(password).
   - The image reference is read as docker reads it. A name without a registry host is on Docker
