@@ -79,8 +79,8 @@ def test_gb10_page_cache_verdict(run_module, tmp_path, reads, drop, action, shor
                                            "memory_fraction": 0.9, "memory_reads": reads, "drop_caches": drop},
                                 check_mode=True)
     assert not failed and result["changed"] is False
-    assert (result["mem_free_kib"], result["mem_available_kib"], result["cached_kib"]) == (43536876, 121267814,
-                                                                                          76168561)
+    memory = (result["mem_free_kib"], result["mem_available_kib"], result["cached_kib"])
+    assert memory == (43536876, 121267814, 76168561)
     assert result["memory_cache_bound"] is True and result["memory_reads"] == reads
     assert (result["memory_action"], result["memory_short"]) == (action, short)
     assert "MemFree 41.5 GiB is less than the engine's share 0.9 x MemTotal 121.7 GiB" in result["memory_message"]

@@ -26,8 +26,8 @@ def test_an_open_registry_answers_one_head_with_the_digest(run_module):
         failed, result = run_module(image_digest, {"image": image(double)}, check_mode=True)
     assert not failed and result["changed"] is False
     assert result["digest"] == double.digest(TAG) and result["media_type"] == DOCKER_MANIFEST_V2
-    assert (result["registry"], result["repository"], result["tag"]) == ("127.0.0.1:%d" % double.port,
-                                                                        "vllm/vllm-openai", "cu130-nightly")
+    where = (result["registry"], result["repository"], result["tag"])
+    assert where == ("127.0.0.1:%d" % double.port, "vllm/vllm-openai", "cu130-nightly")
     assert result["url"] == "http://127.0.0.1:%d/v2/vllm/vllm-openai/manifests/cu130-nightly" % double.port
     assert result["authenticated"] == "none"
     [request] = double.requests
