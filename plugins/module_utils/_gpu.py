@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import csv
 
+from ansible_collections.inferops.serving.plugins.module_utils._unified_memory import (
+    UnifiedMemoryError,
+    meminfo_fields,
+    unified_memory_verdict,
+)
+
 QUERY_FIELDS = ("index", "name", "compute_cap", "memory.total", "driver_version")
 NVIDIA_SMI_ARGS = ["--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]
 
@@ -51,19 +57,19 @@ def parse_nvidia_smi(text):
 
 
 def parse_meminfo(text):
-    """``MemTotal`` and ``MemAvailable`` (KiB) from the text of ``/proc/meminfo``."""
-    values = {}
+    """``MemTotal``, ``MemFree``, ``MemAvailable`` and ``Cached`` (KiB; Cached None when absent)
+    from the text of ``/proc/meminfo``."""
     for line in text.splitlines():
         key, sep, rest = line.partition(":")
-        if sep and key in ("MemTotal", "MemAvailable"):
-            try:
-                values[key] = int(rest.split()[0])
-            except (IndexError, ValueError) as exc:
-                raise GpuParseError("cannot read meminfo line %r" % line) from exc
-    missing = [key for key in ("MemTotal", "MemAvailable") if key not in values]
+        parts = rest.split()
+        if sep and key in ("MemTotal", "MemFree", "MemAvailable") and not (parts and parts[0].isdigit()):
+            raise GpuParseError("cannot read meminfo line %r" % line)
+    values = meminfo_fields(text)
+    missing = [key for key in ("MemTotal", "MemFree", "MemAvailable") if key not in values]
     if missing:
         raise GpuParseError("meminfo has no %s line" % " or ".join(missing))
-    return {"mem_total_kib": values["MemTotal"], "mem_available_kib": values["MemAvailable"]}
+    return {"mem_total_kib": values["MemTotal"], "mem_free_kib": values["MemFree"],
+            "mem_available_kib": values["MemAvailable"], "cached_kib": values.get("Cached")}
 
 
 def _common(gpus, key):
@@ -87,22 +93,35 @@ def gpu_facts(gpus, meminfo):
         "driver_version": _common(gpus, "driver_version"),
         "unified_memory": any(gpu["memory_total_mib"] is None for gpu in gpus),
         "mem_total_kib": meminfo["mem_total_kib"],
+        "mem_free_kib": meminfo["mem_free_kib"],
         "mem_available_kib": meminfo["mem_available_kib"],
+        "cached_kib": meminfo["cached_kib"],
     }
 
 
-def memory_claim(facts, fraction):
+def memory_claim(facts, fraction, reads="MemAvailable", drop_caches="off"):
     """The unified memory the engine claims at start and whether the host lacks it now.
 
-    On unified memory (GB10) the engine claims ``fraction`` x MemTotal when it starts, so that
-    much must be available then (seed 000: "free >= util x total at start"). Discrete GPUs:
-    nothing to check on the host (``needed`` None, never short).
+    On unified memory (GB10) the engine claims ``fraction`` x MemTotal when it starts (seed 000:
+    "free >= util x total at start"); _unified_memory.unified_memory_verdict judges it by the
+    number the engine's start-up check reads (``reads``) and says when only the page cache is in
+    the way. Discrete GPUs: nothing to check on the host (``needed`` None, never short).
     """
     if fraction is None or not facts.get("unified_memory"):
-        return {"memory_fraction": fraction, "memory_needed_kib": None, "memory_short": False}
-    needed = int(float(fraction) * facts["mem_total_kib"])
-    return {"memory_fraction": float(fraction), "memory_needed_kib": needed,
-            "memory_short": facts["mem_available_kib"] < needed}
+        return {"memory_fraction": fraction, "memory_needed_kib": None, "memory_short": False,
+                "memory_reads": reads, "memory_cache_bound": False, "memory_action": "start",
+                "memory_message": None}
+    meminfo = {"MemTotal": facts["mem_total_kib"], "MemFree": facts["mem_free_kib"],
+               "MemAvailable": facts["mem_available_kib"]}
+    if facts.get("cached_kib") is not None:
+        meminfo["Cached"] = facts["cached_kib"]
+    try:
+        verdict = unified_memory_verdict(meminfo, float(fraction), reads, drop_caches)
+    except UnifiedMemoryError as exc:
+        raise GpuParseError(str(exc)) from exc
+    return {"memory_fraction": float(fraction), "memory_needed_kib": verdict["needed_kib"],
+            "memory_short": verdict["short"], "memory_reads": reads, "memory_cache_bound": verdict["cache_bound"],
+            "memory_action": verdict["action"], "memory_message": verdict["message"]}
 
 
 def existing_ancestor(path, isdir):

@@ -12,10 +12,15 @@ version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Runs C(nvidia-smi --query-gpu=index,name,compute_cap,memory.total,driver_version
-    --format=csv,noheader,nounits) and reads C(MemTotal) and C(MemAvailable) from O(meminfo_path).
+    --format=csv,noheader,nounits) and reads C(MemTotal), C(MemFree), C(MemAvailable) and C(Cached)
+    from O(meminfo_path).
   - On unified-memory devices such as the DGX Spark's GB10, C(nvidia-smi) reports no memory
     (C([N/A])); the module returns RV(memory_total_mib=null) and RV(unified_memory=true) there,
     and the host's memory facts are what the GPU can use.
+  - With O(memory_fraction) on unified memory it judges whether the engine may claim its share
+    now (RV(memory_action)), by the field the engine's start-up check reads (O(memory_reads)), and
+    warns when the engine starts although only the page cache stands between the host and that
+    share (C(MemFree) short, C(MemAvailable) enough).
   - Fails when C(nvidia-smi) is missing or exits with an error, with its output.
 extends_documentation_fragment:
   - inferops.serving.attributes
@@ -39,6 +44,26 @@ options:
       - The share of memory the engine claims at start (C(server_deployment.memory.fraction)).
         On unified memory the module then returns RV(memory_needed_kib) and RV(memory_short).
     type: float
+    version_added: 0.2.0
+  memory_reads:
+    description:
+      - The C(/proc/meminfo) field the engine's start-up check compares with its share on unified
+        memory (C(server_deployment.memory.reads)). vLLM reads C(MemAvailable) on integrated GPUs;
+        CUDA's own free memory (C(cudaMemGetInfo)) is C(MemFree) there, page cache counted as used.
+      - The module judges RV(memory_short) by this field and reports both.
+    type: str
+    choices: [MemAvailable, MemFree]
+    default: MemAvailable
+    version_added: 0.2.0
+  drop_caches:
+    description:
+      - Whether the page cache is dropped before the engine starts (the server role's
+        C(server_drop_caches_before_start)). V(off); V(planned), still to come (check mode
+        predicts it, and a host where only the page cache is in the way then starts); V(done), just
+        before this reading.
+    type: str
+    choices: ["off", planned, done]
+    default: "off"
     version_added: 0.2.0
   container:
     description:
@@ -158,6 +183,20 @@ mem_available_kib:
   returned: success
   type: int
   sample: 121334560
+mem_free_kib:
+  description:
+    - C(MemFree) of O(meminfo_path) in KiB. On unified memory this is CUDA's free memory
+      (C(cudaMemGetInfo)), the page cache counted as used.
+  returned: success
+  type: int
+  sample: 43537940
+  version_added: 0.2.0
+cached_kib:
+  description: C(Cached) (the page cache) of O(meminfo_path) in KiB, V(null) when the file has none.
+  returned: success
+  type: int
+  sample: 76168724
+  version_added: 0.2.0
 memory_fraction:
   description: O(memory_fraction) as given.
   returned: success
@@ -171,10 +210,44 @@ memory_needed_kib:
   type: int
   sample: 114755626
 memory_short:
-  description: V(true) when unified memory lacks RV(memory_needed_kib) now.
+  description:
+    - V(true) when the engine must not start now on unified memory (RV(memory_action) V(wait) or
+      V(refuse)).
   returned: success
   type: bool
   sample: false
+memory_reads:
+  description: O(memory_reads) as given.
+  returned: success
+  type: str
+  sample: MemAvailable
+  version_added: 0.2.0
+memory_cache_bound:
+  description:
+    - V(true) when only the page cache stands between the host and the engine's share
+      (C(MemFree) < RV(memory_needed_kib) <= C(MemAvailable)).
+  returned: success
+  type: bool
+  sample: false
+  version_added: 0.2.0
+memory_action:
+  description:
+    - V(start); V(drop_caches) (cache-bound, the planned drop frees it); V(wait) (C(MemAvailable)
+      lacks the share, so memory is held; stop what holds it and wait); V(refuse) (cache-bound, the
+      engine reads C(MemFree) and no drop helps or is configured). Always V(start) on discrete GPUs.
+  returned: success
+  type: str
+  sample: start
+  version_added: 0.2.0
+memory_message:
+  description:
+    - Both numbers, the engine's share and what to do, in words; V(null) on discrete GPUs or
+      without O(memory_fraction). It names C(server_drop_caches_before_start) when only the page
+      cache is in the way.
+  returned: success
+  type: str
+  sample: "MemFree 103.2 GiB covers the engine's share 0.9 x MemTotal 121.7 GiB = 109.5 GiB (MemAvailable 115.8 GiB)"
+  version_added: 0.2.0
 cache_disk:
   description: The file system that holds O(cache_dir) (from C(statvfs) of its deepest existing directory).
   returned: when O(cache_dir) is given
@@ -224,6 +297,8 @@ def main():
             nvidia_smi=dict(type="str", default="nvidia-smi"),
             meminfo_path=dict(type="path", default="/proc/meminfo"),
             memory_fraction=dict(type="float"),
+            memory_reads=dict(type="str", default="MemAvailable", choices=["MemAvailable", "MemFree"]),
+            drop_caches=dict(type="str", default="off", choices=["off", "planned", "done"]),
             cache_dir=dict(type="path"),
             model=dict(type="str"),
             container=dict(type="str"),
@@ -260,7 +335,14 @@ def main():
                          exception=traceback.format_exc())
 
     facts = gpu_facts(gpus, meminfo)
-    facts.update(memory_claim(facts, module.params["memory_fraction"]))
+    try:
+        facts.update(memory_claim(facts, module.params["memory_fraction"], module.params["memory_reads"],
+                                  module.params["drop_caches"]))
+    except GpuParseError as exc:
+        module.fail_json(msg="cannot judge unified memory from %s: %s" % (module.params["meminfo_path"], exc))
+    if facts["memory_cache_bound"] and facts["memory_action"] == "start":
+        # The engine starts, but only the page cache stands between the host and its share.
+        module.warn(facts["memory_message"])
     cache_dir = module.params["cache_dir"]
     if cache_dir:
         where = existing_ancestor(cache_dir, os.path.isdir)

@@ -41,6 +41,19 @@ MEMORY_FLAGS = {
     "sglang": (("mem-fraction-static",), 0.9),
 }
 
+# The /proc/meminfo field the engine's start-up memory check compares with its share on unified
+# memory (GB10). CUDA's free memory (cudaMemGetInfo) is MemFree there, the page cache counted as
+# used; vLLM replaces it with psutil.virtual_memory().available (MemAvailable) on integrated GPUs
+# (vllm/utils/mem_utils.py MemorySnapshot.measure, first by compute capability (12, 1), from
+# vLLM PR 35356 by is_integrated; vLLM issue 48140's reporter traced its GB10 ValueError to
+# MemAvailable). SGLang's get_available_gpu_memory does the same on integrated GPUs (ollama issue
+# 12283 quotes it). plugins/module_utils/_unified_memory.py applies it; MemFree is what an engine
+# without the correction would read.
+UNIFIED_MEMORY_READS = {
+    "vllm": "MemAvailable",
+    "sglang": "MemAvailable",
+}
+
 # The env var the engine reads its API key from, when --api-key is not given: vLLM's API server
 # checks `args.api_key or envs.VLLM_API_KEY` (vllm/entrypoints/openai/api_server.py) and then
 # wants "Authorization: Bearer <key>" on /v1; SGLang reads its key only from --api-key.

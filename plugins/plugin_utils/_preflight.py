@@ -62,12 +62,20 @@ def host_checks(deployment, gpu, options=None):
         # GB10 is unified memory: nvidia-smi reports none, and the engine claims its share of
         # MemTotal at start, so that much must be free (seed 000: "free >= util x total at start").
         # The serving container's own memory is freed when it is replaced.
-        check("unified memory available", gpu.get("container_running") or not gpu.get("memory_short"),
-              "MemAvailable %s GiB (from %s) is less than the engine's share %s x MemTotal %s GiB = %s GiB of "
-              "unified memory. Stop the other model servers on this host, or lower gpu-memory-utilization in "
-              "server_profile_overrides."
-              % (_gib(gpu.get("mem_available_kib")), options.get("meminfo_path") or "/proc/meminfo",
-                 gpu.get("memory_fraction"), _gib(gpu.get("mem_total_kib")), _gib(gpu.get("memory_needed_kib"))))
+        # gpu_info words it by the unified-memory rule (plugins/module_utils/_unified_memory.py):
+        # MemFree, MemAvailable, the page cache, and server_drop_caches_before_start when only
+        # the cache is in the way.
+        if gpu.get("memory_message"):
+            message = "%s (from %s)." % (gpu["memory_message"], options.get("meminfo_path") or "/proc/meminfo")
+        else:
+            message = ("MemAvailable %s GiB (from %s) is less than the engine's share %s x MemTotal %s GiB = %s GiB of "
+                       "unified memory." % (_gib(gpu.get("mem_available_kib")), options.get("meminfo_path") or "/proc/meminfo",
+                                            gpu.get("memory_fraction"), _gib(gpu.get("mem_total_kib")),
+                                            _gib(gpu.get("memory_needed_kib"))))
+        if gpu.get("memory_action", "wait") == "wait":
+            message += (" Stop the other model servers on this host, or lower gpu-memory-utilization in "
+                        "server_profile_overrides.")
+        check("unified memory available", gpu.get("container_running") or not gpu.get("memory_short"), message)
     disk = gpu.get("cache_disk")
     if disk:
         cached = bool(gpu.get("model_cached"))

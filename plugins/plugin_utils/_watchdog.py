@@ -92,8 +92,9 @@ def watchdog_config(deployment, options):
 
     ``options``: interval, probe_deadline, probe_max_tokens, probe_prompt, restart_budget,
     startup_grace, crash_loop_restarts, crash_loop_window, unified_memory, meminfo_path,
-    memory_wait_timeout, slow_floor, slow_fraction, slow_window, docker_host, log_lines; and,
-    when given, state_file and textfile (None: no metrics file), else the plan's ``watchdog`` files.
+    drop_caches (server_drop_caches_before_start), drop_caches_file, memory_wait_timeout, slow_floor,
+    slow_fraction, slow_window, docker_host, log_lines; and, when given, state_file and textfile
+    (None: no metrics file), else the plan's ``watchdog`` files.
     """
     files = (deployment or {}).get("watchdog") or {}
     errors = []
@@ -138,6 +139,9 @@ def watchdog_config(deployment, options):
         "crash_loop_window_s": values["crash_loop_window"],
         "unified_memory": bool(options.get("unified_memory")),
         "memory_fraction": float(((deployment.get("memory") or {}).get("fraction")) or 0.9),
+        "memory_reads": (deployment.get("memory") or {}).get("reads") or "MemAvailable",
+        "drop_caches": bool(options.get("drop_caches")) and bool(options.get("unified_memory")),
+        "drop_caches_path": options.get("drop_caches_file") or "/proc/sys/vm/drop_caches",
         "meminfo_path": options.get("meminfo_path") or "/proc/meminfo",
         "memory_wait_timeout_s": values["memory_wait_timeout"],
         "slow_floor_tps": floor,

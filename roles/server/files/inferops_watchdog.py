@@ -31,8 +31,10 @@ the deployment's served model name) with a deadline, ``/metrics`` again. Then it
 
 ``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container through the Docker
 Engine API, at most ``max_restarts_per_hour``; on a unified-memory host (GB10) the container is
-stopped first and started only once ``MemAvailable`` covers ``memory_fraction`` x ``MemTotal``
-again (bounded by ``memory_wait_timeout_s``), because a restart loop there leaks unified memory
+stopped first, the page cache dropped when ``drop_caches`` is set, and started only once the
+unified-memory rule of the role's pre-start check (the same code) lets the engine claim
+``memory_fraction`` x ``MemTotal`` again, judged by the meminfo field the engine reads
+(``memory_reads``), bounded by ``memory_wait_timeout_s``, because a restart loop there leaks unified memory
 until a physical reset. When the budget is spent the watchdog gives up: it stops acting, keeps
 probing and reporting, and the host stays marked unhealthy with the evidence until the
 container is started by someone else (a converge, an operator) and serves again.
@@ -85,7 +87,10 @@ DEFAULTS = {
     "crash_loop_window_s": 600.0,
     "unified_memory": False,
     "memory_fraction": 0.9,
+    "memory_reads": "MemAvailable",
     "meminfo_path": "/proc/meminfo",
+    "drop_caches": False,
+    "drop_caches_path": "/proc/sys/vm/drop_caches",
     "memory_wait_timeout_s": 300.0,
     "memory_poll_s": 5.0,
     "slow_floor_tps": None,
@@ -149,6 +154,10 @@ def load_config(data):
     _number(config, "memory_fraction", 0)
     if config["memory_fraction"] > 1:
         raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
+    if config["memory_reads"] not in UNIFIED_READS:
+        raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config["memory_reads"]))
+    if not isinstance(config["drop_caches"], bool):
+        raise ConfigError("drop_caches must be true or false, got %r" % config["drop_caches"])
     _number(config, "memory_wait_timeout_s", 0, strict=False)
     _number(config, "memory_poll_s", 0)
     if config["slow_floor_tps"] is not None:
@@ -386,19 +395,102 @@ def decide_action(state, verdict, config, now):
             "budget_left_after": left - 1}
 
 
-def memory_verdict(meminfo_text, fraction):
-    """(enough, MemAvailable KiB, needed KiB): MemAvailable must cover ``fraction`` x MemTotal."""
+# The unified-memory rule of the server role's pre-start check, the same code: a copy of the block
+# of plugins/module_utils/_unified_memory.py (this program ships as one file; tests/unit/watchdog
+# checks the copy is identical).
+# ---- BEGIN unified-memory rule (copied verbatim into roles/server/files/inferops_watchdog.py) ----
+UNIFIED_MEMINFO_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Cached")
+# The /proc/meminfo field an engine's start-up check compares with its share on unified memory.
+UNIFIED_READS = ("MemAvailable", "MemFree")
+# The page-cache drop before the start: not configured, configured and still to come (check
+# mode predicts it), or done just before this reading.
+UNIFIED_DROP = ("off", "planned", "done")
+DROP_CACHES_VARIABLE = "server_drop_caches_before_start"
+
+
+class UnifiedMemoryError(ValueError):
+    """A meminfo text without the fields the rule needs, or an argument out of its range."""
+
+
+def meminfo_fields(text):
+    """KiB of MemTotal, MemFree, MemAvailable and Cached (those present) in /proc/meminfo text."""
     values = {}
-    for line in meminfo_text.splitlines():
-        name, dummy, rest = line.partition(":")
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
         parts = rest.split()
-        if parts and parts[0].isdigit():
+        if sep and name.strip() in UNIFIED_MEMINFO_FIELDS and parts and parts[0].isdigit():
             values[name.strip()] = int(parts[0])
-    total, available = values.get("MemTotal"), values.get("MemAvailable")
-    if total is None or available is None:
-        return False, available, None
-    needed = int(fraction * total)
-    return available >= needed, available, needed
+    return values
+
+
+def _gib(kib):
+    return "%.1f GiB" % (kib / 1048576.0)
+
+
+def unified_memory_verdict(meminfo, fraction, reads="MemAvailable", drop_caches="off"):
+    """Whether the engine may claim ``fraction`` x MemTotal of unified memory now.
+
+    ``meminfo``: a dict from meminfo_fields. ``reads``: the field the engine's start-up check
+    compares (UNIFIED_READS). ``drop_caches``: UNIFIED_DROP. Returns a dict: the four fields in
+    KiB (``cached_kib`` None when absent), ``needed_kib`` = int(fraction x MemTotal), ``reads``,
+    ``short`` (do not start now), ``cache_bound`` (MemFree < needed <= MemAvailable: only the page
+    cache is in the way), ``action`` and ``message``. Actions:
+
+    * ``start``: the engine's number covers its share (a cache-bound host the engine does not
+      judge by MemFree starts, with a message naming the page-cache drop);
+    * ``drop_caches``: cache-bound, and the drop is still to come: it frees the difference;
+    * ``wait``: MemAvailable lacks the share: memory is held (the old engine, a leak), which no
+      cache drop frees; stop what holds it and wait;
+    * ``refuse``: cache-bound, the engine reads MemFree, and no drop is configured (or the cache
+      outlived one): the engine would refuse.
+    """
+    if reads not in UNIFIED_READS:
+        raise UnifiedMemoryError("reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), reads))
+    if drop_caches not in UNIFIED_DROP:
+        raise UnifiedMemoryError("drop_caches must be one of %s, got %r" % (", ".join(UNIFIED_DROP), drop_caches))
+    missing = [name for name in UNIFIED_MEMINFO_FIELDS[:3] if name not in meminfo]
+    if missing:
+        raise UnifiedMemoryError("meminfo has no %s line" % " or ".join(missing))
+    total, free, available = meminfo["MemTotal"], meminfo["MemFree"], meminfo["MemAvailable"]
+    cached = meminfo.get("Cached")
+    needed = int(float(fraction) * total)
+    numbers = "MemFree %s, MemAvailable %s%s" % (_gib(free), _gib(available),
+                                                 ", page cache %s" % _gib(cached) if cached is not None else "")
+    share = "the engine's share %s x MemTotal %s = %s" % (fraction, _gib(total), _gib(needed))
+    verdict = {"mem_total_kib": total, "mem_free_kib": free, "mem_available_kib": available,
+               "cached_kib": cached, "needed_kib": needed, "reads": reads,
+               "cache_bound": free < needed <= available}
+    if available < needed:
+        action, message = "wait", (
+            "MemAvailable %s is less than %s (%s): processes hold that memory, not the page cache, so "
+            "dropping the cache cannot free it; stop what holds it (the old engine) and wait"
+            % (_gib(available), share, numbers))
+    elif free >= needed:
+        action, message = "start", "MemFree %s covers %s (MemAvailable %s)" % (_gib(free), share, _gib(available))
+    else:
+        cache = ("MemFree %s is less than %s; MemAvailable %s covers it, so the page cache%s holds the difference"
+                 % (_gib(free), share, _gib(available), " (%s)" % _gib(cached) if cached is not None else ""))
+        if drop_caches == "planned":
+            action, message = "drop_caches", "%s: it is dropped before the start (%s)" % (cache, DROP_CACHES_VARIABLE)
+        elif drop_caches == "done":
+            action = "refuse" if reads == "MemFree" else "start"
+            message = ("%s although it was just dropped: what stays cached is in use (mapped or dirty files)%s"
+                       % (cache, "; the engine's start-up check reads MemFree and would refuse: stop what maps "
+                                 "those files, or lower the engine's memory share" if action == "refuse" else
+                          "; the engine's start-up check reads MemAvailable and passes"))
+        elif reads == "MemFree":
+            action = "refuse"
+            message = ("%s, and the engine's start-up check reads MemFree, so it would refuse. Set %s: true to "
+                       "drop the page cache (sync; echo 1 > /proc/sys/vm/drop_caches) before the start"
+                       % (cache, DROP_CACHES_VARIABLE))
+        else:
+            action = "start"
+            message = ("%s. The engine's start-up check reads MemAvailable and passes, but CUDA's free memory "
+                       "(MemFree on unified memory) stays short until the kernel reclaims the cache; set %s: true "
+                       "to start on free memory" % (cache, DROP_CACHES_VARIABLE))
+    verdict.update(short=action in ("wait", "refuse"), action=action, message=message)
+    return verdict
+# ---- END unified-memory rule ----
 
 
 def restarted_by_hand(gave_up, container):
@@ -655,6 +747,12 @@ class Host(object):
         finally:
             conn.close()
 
+    def drop_caches(self):
+        """Write back dirty pages, then drop the clean page cache (sync; echo 1 > drop_caches)."""
+        os.sync()
+        with open(self.config["drop_caches_path"], "w", encoding="ascii") as handle:
+            handle.write("1\n")
+
     def read_meminfo(self):
         with open(self.config["meminfo_path"], encoding="utf-8") as handle:
             return handle.read()
@@ -726,13 +824,23 @@ def evidence(host, config, sample, metrics_seen):
     return found
 
 
-def wait_for_memory(host, config, clock=time.time, sleep=time.sleep):
-    """Poll meminfo until MemAvailable covers the engine's share or the wait times out."""
+def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sleep):
+    """Poll meminfo until the unified-memory rule lets the engine start, or the wait times out.
+
+    Only held memory comes back by waiting: a host where only the page cache is in the way and
+    the engine reads MemFree (``refuse``) ends the wait at once.
+    """
     deadline = clock() + config["memory_wait_timeout_s"]
     while True:
-        enough, available, needed = memory_verdict(host.read_meminfo(), config["memory_fraction"])
-        if enough or clock() >= deadline:
-            return {"enough": enough, "mem_available_kib": available, "needed_kib": needed,
+        try:
+            verdict = unified_memory_verdict(meminfo_fields(host.read_meminfo()), config["memory_fraction"],
+                                             config["memory_reads"], "done" if dropped else "off")
+        except UnifiedMemoryError as exc:
+            verdict = {"short": True, "action": "wait", "message": str(exc)}
+        if not verdict["short"] or verdict["action"] == "refuse" or clock() >= deadline:
+            return {"enough": not verdict["short"], "action": verdict["action"],
+                    "mem_free_kib": verdict.get("mem_free_kib"), "mem_available_kib": verdict.get("mem_available_kib"),
+                    "needed_kib": verdict.get("needed_kib"), "message": verdict["message"],
                     "waited_s": round(clock() + config["memory_wait_timeout_s"] - deadline, 1)}
         sleep(config["memory_poll_s"])
 
@@ -747,7 +855,10 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
             return "started", details
         if decision["stop_first"]:
             host.lifecycle("stop", config["stop_timeout_s"])
-        details["memory"] = wait_for_memory(host, config, clock, sleep)
+        if config["drop_caches"]:
+            host.drop_caches()
+            details["dropped_caches"] = True
+        details["memory"] = wait_for_memory(host, config, config["drop_caches"], clock, sleep)
         if not details["memory"]["enough"]:
             return "memory_not_back", details
         host.lifecycle("start")

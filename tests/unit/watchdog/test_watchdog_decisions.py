@@ -4,11 +4,12 @@ memory rule, the state record and the textfile (parsed back with prometheus_clie
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from watchdog_program import base_config, load_program
+from watchdog_program import PROGRAM, ROOT, base_config, load_program
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 NOW = 1_800_000_000.0
@@ -37,6 +38,8 @@ def test_load_config_applies_defaults(wd, config):
     ({"max_restarts_per_hour": -1}, "max_restarts_per_hour must be >= 0, got -1"),
     ({"probe_deadline_s": 30}, "probe_deadline_s (30) must be shorter than interval_s (30)"),
     ({"memory_fraction": 1.5}, "memory_fraction must be at most 1"),
+    ({"memory_reads": "Cached"}, "memory_reads must be one of MemAvailable, MemFree"),
+    ({"drop_caches": "yes"}, "drop_caches must be true or false"),
     ({"interval_s": "30"}, "interval_s must be a number, got '30'"),
     ({"urls": {"chat": "http://x/v1/chat/completions", "health": "http://x/health"}}, "urls.metrics must be"),
     ({"metrics": {"running": "vllm:num_requests_running"}}, "metrics.generation_tokens must name"),
@@ -245,19 +248,40 @@ def test_decide_starts_a_stopped_container_without_stopping_it(wd, config):
 
 # ----------------------------------------------------------------------------------- memory
 # /proc/meminfo of a DGX Spark (the lab's simulated GB10: tests/lab/README.md, set-hardware gb10).
-GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        118820100 kB\nMemAvailable:   {avail} kB\n"
+GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        {free} kB\nMemAvailable:   {avail} kB\n"
                 "Buffers:          112624 kB\nCached:          1524748 kB\n")
+RULE = os.path.join(ROOT, "plugins", "module_utils", "_unified_memory.py")
 
 
-# The role's pre-start rule (roles/server/vars/main.yml): needed = int(fraction x MemTotal) KiB.
-@pytest.mark.parametrize("available, enough", [(123000000, True), (114773644, True), (114773643, False),
-                                               (10485760, False)])
-def test_memory_verdict(wd, available, enough):
-    assert wd.memory_verdict(GB10_MEMINFO.format(avail=available), 0.9) == (enough, available, 114773644)
+def _rule_block(path):
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    begin, end = text.index("# ---- BEGIN unified-memory rule"), text.index("# ---- END unified-memory rule ----")
+    return text[begin:end]
+
+
+def test_the_watchdog_carries_the_role_s_unified_memory_rule_verbatim():
+    # The program ships as one file; its memory rule is the gpu_info module's, byte for byte.
+    assert _rule_block(PROGRAM) == _rule_block(RULE)
+    assert len(_rule_block(RULE).splitlines()) > 50
+
+
+# The role's pre-start rule: needed = int(fraction x MemTotal) KiB, judged by the field the engine reads.
+@pytest.mark.parametrize("free, available, reads, action", [
+    (118820100, 123000000, "MemAvailable", "start"),
+    (114773644, 114773644, "MemFree", "start"),
+    (40000000, 114773644, "MemAvailable", "start"),
+    (40000000, 114773644, "MemFree", "refuse"),
+    (10485760, 114773643, "MemAvailable", "wait"),
+])
+def test_memory_verdict(wd, free, available, reads, action):
+    verdict = wd.unified_memory_verdict(wd.meminfo_fields(GB10_MEMINFO.format(free=free, avail=available)), 0.9, reads)
+    assert verdict["needed_kib"] == 114773644 and verdict["action"] == action
 
 
 def test_memory_verdict_without_memavailable(wd):
-    assert wd.memory_verdict("MemTotal: 10 kB\n", 0.9) == (False, None, None)
+    with pytest.raises(wd.UnifiedMemoryError, match="MemAvailable"):
+        wd.unified_memory_verdict(wd.meminfo_fields("MemTotal: 10 kB\nMemFree: 5 kB\n"), 0.9)
 
 
 # ------------------------------------------------------------------------- record, textfile

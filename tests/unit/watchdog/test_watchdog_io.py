@@ -37,7 +37,10 @@ CRASH_LOG = [
 ]
 METRICS = ('vllm:num_requests_running{engine="0",model_name="m"} %s\n'
            'vllm:generation_tokens_total{engine="0",model_name="m"} %s\n')
-GB10_MEMINFO = "MemTotal:       127526272 kB\nMemAvailable:   %d kB\n"
+# The lab's GB10 meminfo shape (tests/lab/toolkit/set-hardware): page cache of 1.5 GiB unless a
+# test says otherwise.
+GB10_MEMINFO = "MemTotal:       127526272 kB\nMemFree:        %d kB\nMemAvailable:   %d kB\nCached:         %d kB\n"
+CACHED = 1524748
 
 
 class Clock(object):
@@ -57,8 +60,9 @@ class FakeHost(object):
     """Stands for the host: the Docker Engine API (container state, logs, start/stop/restart), the
     engine's HTTP API and /proc/meminfo. ``engine`` is healthy, wedged, dead or crashing."""
 
-    def __init__(self, clock, engine="healthy", meminfo=(123000000,)):
+    def __init__(self, clock, engine="healthy", meminfo=(123000000,), cached=CACHED):
         self.clock = clock
+        self.cached = cached
         self.engine = engine
         self.running = engine != "dead"
         self.started = NOW - 3600
@@ -103,7 +107,12 @@ class FakeHost(object):
 
     def read_meminfo(self):
         available = self.meminfo.pop(0) if len(self.meminfo) > 1 else self.meminfo[0]
-        return GB10_MEMINFO % available
+        return GB10_MEMINFO % (available - self.cached, available, self.cached)
+
+    def drop_caches(self):
+        # What dropping the clean page cache does to meminfo: Cached goes back into MemFree.
+        self.calls.append(("drop_caches", None))
+        self.cached = CACHED
 
 
 def run_ticks(wd, cfg, host, clock, count, out):
@@ -116,11 +125,11 @@ def run_ticks(wd, cfg, host, clock, count, out):
 
 @pytest.fixture
 def setup(wd, config, tmp_path):
-    def make(engine="healthy", meminfo=(123000000,), **changes):
+    def make(engine="healthy", meminfo=(123000000,), cached=CACHED, **changes):
         clock = Clock()
         cfg = wd.load_config(config(state_file=str(tmp_path / "state.json"), textfile=str(tmp_path / "w.prom"),
                                     **changes))
-        return cfg, FakeHost(clock, engine, meminfo), clock
+        return cfg, FakeHost(clock, engine, meminfo, cached), clock
     return make
 
 
@@ -149,8 +158,10 @@ def test_wedged_engine_is_restarted_after_the_memory_came_back(wd, setup, capsys
     assert host.calls == [("logs", 50), ("stop", 30), ("start", None)]
     action = state["actions"][-1]
     assert action["kind"] == "restart" and action["result"] == "started" and action["outcome"] == "wedged"
-    assert action["memory"] == {"enough": True, "mem_available_kib": 120000000, "needed_kib": 114773644,
-                                "waited_s": 10.0}
+    assert {k: action["memory"][k] for k in ("enough", "action", "mem_free_kib", "mem_available_kib", "needed_kib",
+                                             "waited_s")} == {
+        "enough": True, "action": "start", "mem_free_kib": 120000000 - CACHED, "mem_available_kib": 120000000,
+        "needed_kib": 114773644, "waited_s": 10.0}
     assert action["evidence"]["log_tail"] == CRASH_LOG
     assert action["evidence"]["metrics"] == {"vllm:num_requests_running": 2.0, "vllm:generation_tokens_total": 5000.0}
     assert state["counters"] == {"probes": 1, "wedges": 1, "restarts": 1}
@@ -166,6 +177,49 @@ def test_memory_that_does_not_come_back_is_never_started_into(wd, setup):
     assert [a["result"] for a in state["actions"] if a["kind"] == "restart"] == ["memory_not_back"] * 2
     assert state["actions"][-1]["kind"] == "give_up" and state["status"] == "gave_up"
     assert state["actions"][0]["memory"]["mem_available_kib"] == 10485760
+
+
+# 70 GiB of page cache (the weights the last load read), MemAvailable 115 GiB: only the cache is in
+# the way of the 0.9 share (MemFree 45 GiB).
+WEIGHTS_CACHED = 73400320
+
+
+def test_restart_drops_the_page_cache_when_configured(wd, setup):
+    cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, drop_caches=True,
+                             memory_reads="MemFree")
+    state = run_ticks(wd, cfg, host, clock, 1, None)
+    assert host.calls == [("logs", 50), ("stop", 30), ("drop_caches", None), ("start", None)]
+    action = state["actions"][-1]
+    assert action["result"] == "started" and action["dropped_caches"] is True
+    assert action["memory"]["action"] == "start" and action["memory"]["waited_s"] == 0
+
+
+def test_an_engine_reading_memfree_is_not_started_into_page_cache(wd, setup):
+    # Waiting does not shrink the page cache: the watchdog says so at once and names the variable.
+    cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, memory_reads="MemFree",
+                             max_restarts_per_hour=1)
+    state = run_ticks(wd, cfg, host, clock, 1, None)
+    assert ("start", None) not in host.calls and ("drop_caches", None) not in host.calls
+    action = [a for a in state["actions"] if a["kind"] == "restart"][0]
+    assert action["result"] == "memory_not_back" and action["memory"]["waited_s"] == 0
+    assert action["memory"]["action"] == "refuse"
+    assert "Set server_drop_caches_before_start: true" in action["memory"]["message"]
+
+
+def test_an_engine_reading_memavailable_restarts_past_the_page_cache(wd, setup):
+    cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED)
+    state = run_ticks(wd, cfg, host, clock, 1, None)
+    assert host.calls[-1] == ("start", None)
+    assert state["actions"][-1]["memory"]["action"] == "start"
+    assert "set server_drop_caches_before_start: true" in state["actions"][-1]["memory"]["message"]
+
+
+def test_host_drop_caches_syncs_and_writes_one(wd, config, tmp_path):
+    target = tmp_path / "drop_caches"
+    target.write_text("0\n")
+    host = wd.Host(wd.load_config(config(drop_caches_path=str(target))))
+    host.drop_caches()
+    assert target.read_text() == "1\n"
 
 
 def test_crash_loop_stops_after_the_budget(wd, setup, capsys):

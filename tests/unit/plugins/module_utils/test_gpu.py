@@ -23,7 +23,8 @@ MemFree:         2412284 kB
 MemAvailable:   121334560 kB
 Buffers:           81232 kB
 """
-MEMINFO_FACTS = {"mem_total_kib": 127506252, "mem_available_kib": 121334560}
+MEMINFO_FACTS = {"mem_total_kib": 127506252, "mem_free_kib": 2412284, "mem_available_kib": 121334560,
+                 "cached_kib": None}
 
 
 def test_query_is_the_documented_one():
@@ -86,8 +87,9 @@ def test_meminfo():
     assert parse_meminfo(MEMINFO) == MEMINFO_FACTS
 
 
-@pytest.mark.parametrize("text", ["MemTotal: 100 kB\n", "", "MemTotal: x kB\nMemAvailable: 1 kB\n"])
-def test_meminfo_needs_total_and_available(text):
+@pytest.mark.parametrize("text", ["MemTotal: 100 kB\n", "", "MemTotal: x kB\nMemFree: 1 kB\nMemAvailable: 1 kB\n",
+                                  "MemTotal: 100 kB\nMemAvailable: 1 kB\n"])
+def test_meminfo_needs_total_free_and_available(text):
     with pytest.raises(GpuParseError):
         parse_meminfo(text)
 
@@ -105,7 +107,20 @@ def test_model_cache_path_follows_the_hub_layout():
 
 
 def test_memory_claim_on_unified_memory_only():
-    facts = {"unified_memory": True, "mem_total_kib": 1000, "mem_available_kib": 800}
-    assert _gpu.memory_claim(facts, 0.9) == {"memory_fraction": 0.9, "memory_needed_kib": 900, "memory_short": True}
+    facts = {"unified_memory": True, "mem_total_kib": 1000, "mem_free_kib": 700, "mem_available_kib": 800,
+             "cached_kib": 100}
+    claim = _gpu.memory_claim(facts, 0.9)
+    assert {k: claim[k] for k in ("memory_fraction", "memory_needed_kib", "memory_short", "memory_action")} == {
+        "memory_fraction": 0.9, "memory_needed_kib": 900, "memory_short": True, "memory_action": "wait"}
     assert _gpu.memory_claim(facts, 0.8)["memory_short"] is False
     assert _gpu.memory_claim(dict(facts, unified_memory=False), 0.9)["memory_needed_kib"] is None
+
+
+def test_memory_claim_judges_by_the_field_the_engine_reads():
+    facts = {"unified_memory": True, "mem_total_kib": 1000, "mem_free_kib": 700, "mem_available_kib": 950,
+             "cached_kib": 250}
+    assert _gpu.memory_claim(facts, 0.9)["memory_action"] == "start"
+    claim = _gpu.memory_claim(facts, 0.9, reads="MemFree")
+    assert claim["memory_short"] is True and claim["memory_cache_bound"] is True
+    assert "server_drop_caches_before_start" in claim["memory_message"]
+    assert _gpu.memory_claim(facts, 0.9, reads="MemFree", drop_caches="planned")["memory_action"] == "drop_caches"

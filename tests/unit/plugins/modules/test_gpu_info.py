@@ -17,7 +17,7 @@ RTX_PRO_6000 = "\n".join(
 @pytest.fixture
 def meminfo(tmp_path):
     path = tmp_path / "meminfo"
-    path.write_text("MemTotal:       127506252 kB\nMemAvailable:   121334560 kB\n")
+    path.write_text("MemTotal:       127506252 kB\nMemFree:         2412284 kB\nMemAvailable:   121334560 kB\n")
     return str(path)
 
 
@@ -109,3 +109,33 @@ def test_no_docker_means_no_container_running(run_module, tmp_path, meminfo):
     assert not failed and result["container_running"] is False
     assert "container_running" not in run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10),
                                                             "meminfo_path": meminfo})[1]
+
+
+# CONSTRUCTED meminfo with the GiB figures unsloth PR 10704 measured on a GB10 after writing a 60 GB
+# file (MemFree 41.52, MemAvailable 115.65, Cached 72.64; MemTotal 121.69 GiB).
+GB10_PAGE_CACHE = ("MemTotal:       127601213 kB\nMemFree:        43536876 kB\nMemAvailable:   121267814 kB\n"
+                   "Buffers:          182344 kB\nCached:         76168561 kB\n")
+
+
+@pytest.mark.parametrize("reads, drop, action, short", [("MemAvailable", "off", "start", False),
+                                                        ("MemFree", "off", "refuse", True),
+                                                        ("MemFree", "planned", "drop_caches", False)])
+def test_gb10_page_cache_verdict(run_module, tmp_path, reads, drop, action, short):
+    path = tmp_path / "meminfo"
+    path.write_text(GB10_PAGE_CACHE)
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, GB10), "meminfo_path": str(path),
+                                           "memory_fraction": 0.9, "memory_reads": reads, "drop_caches": drop},
+                                check_mode=True)
+    assert not failed and result["changed"] is False
+    memory = (result["mem_free_kib"], result["mem_available_kib"], result["cached_kib"])
+    assert memory == (43536876, 121267814, 76168561)
+    assert result["memory_cache_bound"] is True and result["memory_reads"] == reads
+    assert (result["memory_action"], result["memory_short"]) == (action, short)
+    assert "MemFree 41.5 GiB is less than the engine's share 0.9 x MemTotal 121.7 GiB" in result["memory_message"]
+
+
+def test_discrete_gpus_have_no_memory_verdict(run_module, tmp_path, meminfo):
+    failed, result = run_module(gpu_info, {"nvidia_smi": fake_nvidia_smi(tmp_path, RTX_PRO_6000),
+                                           "meminfo_path": meminfo, "memory_fraction": 0.9, "memory_reads": "MemFree"})
+    assert not failed
+    assert (result["memory_short"], result["memory_action"], result["memory_message"]) == (False, "start", None)

@@ -138,7 +138,7 @@ def test_memory_claim_comes_from_the_engines_flag(name, fraction):
 
 def test_memory_claim_defaults_to_vllms_default_without_the_flag():
     deployment = d.plan("gb10-nvfp4-mtp-latency", OPTIONS, overrides={"args": {"gpu-memory-utilization": None}})
-    assert deployment["memory"] == {"fraction": 0.9, "unified": True}
+    assert deployment["memory"] == {"fraction": 0.9, "unified": True, "reads": "MemAvailable"}
 
 
 def test_served_model_name_and_urls():

@@ -45,6 +45,15 @@ def program():
     return module
 
 
+def test_drop_caches_reaches_the_program_on_unified_memory_only():
+    deployment = dict(DEPLOYMENT, memory={"fraction": 0.85, "unified": True, "reads": "MemFree"})
+    config = watchdog_config(deployment, dict(OPTIONS, drop_caches=True, drop_caches_file="/etc/inferops-lab/dc"))
+    assert (config["drop_caches"], config["memory_reads"], config["memory_fraction"]) == (True, "MemFree", 0.85)
+    assert config["drop_caches_path"] == "/etc/inferops-lab/dc"
+    assert program().load_config(config)["drop_caches"] is True
+    assert watchdog_config(deployment, dict(OPTIONS, drop_caches=True, unified_memory=False))["drop_caches"] is False
+
+
 def test_config_from_the_plan_is_what_the_program_reads():
     config = watchdog_config(DEPLOYMENT, OPTIONS)
     assert config["metrics"] == {"running": "vllm:num_requests_running", "waiting": "vllm:num_requests_waiting",
@@ -52,6 +61,7 @@ def test_config_from_the_plan_is_what_the_program_reads():
     assert config["slow_floor_tps"] == 7.08
     assert config["slow_floor_source"] == "0.3 x the profile's measured single_stream_tok_s 23.6"
     assert config["slow_window_s"] == 30 and config["memory_fraction"] == 0.9 and config["unified_memory"] is True
+    assert config["memory_reads"] == "MemAvailable" and config["drop_caches"] is False
     loaded = program().load_config(config)
     assert loaded["max_restarts_per_hour"] == 3 and loaded["urls"]["chat"].endswith("/v1/chat/completions")
 

@@ -1,0 +1,257 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: image_digest
+short_description: The digest an image tag points to now, read from the registry's HTTP API without pulling
+version_added: 0.2.0
+author: inferops.serving contributors (@inferops)
+description:
+  - Asks the registry of O(image) for the tag's manifest (C(HEAD /v2/<repository>/manifests/<tag>),
+    the Docker Registry HTTP API V2 / OCI distribution specification) and returns the
+    C(Docker-Content-Digest) it answers with. Nothing is pulled and nothing changes, on the
+    target or on the registry, so the module runs in check mode too (C(playbooks/pin.yml --check)
+    uses it to show what a rolling tag points to now).
+  - The C(Accept) header names the OCI image index, the Docker manifest list, the Docker image
+    manifest V2 and the OCI image manifest, so a multi-platform tag answers with its index, the
+    digest C(docker pull) records in C(RepoDigests) and the image lock holds.
+  - A registry that answers C(401) with a C(WWW-Authenticate) header C(Bearer realm=...,service=...,scope=...)
+    (a challenge) (Docker Hub, GHCR, most registries) gets the token flow of Docker's token
+    authentication specification, anonymous unless O(username) is given; a C(Basic) challenge
+    needs O(username) and O(password).
+  - The image reference is read as docker reads it. A name without a registry host is on Docker
+    Hub (C(docker.io), whose API is C(registry-1.docker.io)), a one-component Docker Hub name
+    under C(library/). A registry on a loopback address (C(localhost), C(127.0.0.0/8), C(::1)) is
+    asked over plain C(http) and never through a proxy; any other one over C(https) unless listed
+    in O(insecure_registries).
+  - Without a C(Docker-Content-Digest) header the digest is the SHA-256 of the manifest's bytes
+    (a C(GET)).
+extends_documentation_fragment:
+  - inferops.serving.attributes
+  - inferops.serving.attributes.INFO_MODULE
+  - inferops.serving.attributes.ACTIONGROUP_SERVING
+options:
+  image:
+    description:
+      - The image reference, C([registry[:port]/]repository[:tag]) or with C(@<digest>), for
+        example V(vllm/vllm-openai:cu130-nightly) or V(127.0.0.1:5000/vllm/vllm-openai:cu130-nightly).
+      - A reference without a tag asks for V(latest).
+    type: str
+    required: true
+  insecure_registries:
+    description:
+      - Registries (C(host[:port]), as in Docker's C(daemon.json) C(insecure-registries)) asked
+        over plain C(http) although not on a loopback address.
+    type: list
+    elements: str
+    default: []
+  username:
+    description:
+      - User name for the registry (its token endpoint for a C(Bearer) challenge, the registry
+        for a C(Basic) one). Without it the token is requested anonymously.
+    type: str
+  password:
+    description: Password or access token that goes with O(username).
+    type: str
+  validate_certs:
+    description: Verify the registry's TLS certificate.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds to wait for each answer.
+    type: int
+    default: 30
+notes:
+  - Runs wherever Ansible runs it; C(playbooks/pin.yml) runs it on the canary, which then reaches
+    the registry the way its Docker daemon would (but without the daemon's mirrors and proxy settings).
+seealso:
+  - name: OCI distribution specification, pulling manifests
+    description: The manifest request and the C(Docker-Content-Digest) header.
+    link: https://github.com/opencontainers/distribution-spec/blob/main/spec.md#pulling-manifests
+  - name: Docker token authentication specification
+    description: The C(WWW-Authenticate) Bearer challenge and the token endpoint.
+    link: https://distribution.github.io/distribution/spec/auth/token/
+"""
+
+EXAMPLES = r"""
+- name: Read what the rolling tag points to now
+  inferops.serving.image_digest:
+    image: vllm/vllm-openai:cu130-nightly
+  register: remote
+
+- name: Compare it with the lock
+  ansible.builtin.debug:
+    msg: "{{ remote.digest }} (lock: {{ inferops_serving_image_lock.images['vllm/vllm-openai:cu130-nightly'].digest }})"
+
+- name: Through the lab's registry (plain http on loopback)
+  inferops.serving.image_digest:
+    image: 127.0.0.1:5000/vllm/vllm-openai:cu130-nightly
+
+- name: A private registry with credentials
+  inferops.serving.image_digest:
+    image: registry.example.com/inference/vllm:prod
+    username: "{{ registry_user }}"
+    password: "{{ registry_token }}"
+"""
+
+RETURN = r"""
+digest:
+  description: The manifest digest the tag points to now.
+  returned: success
+  type: str
+  sample: sha256:3dbe092e8e5a4b1d2c7f0e6a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c
+media_type:
+  description: The media type of that manifest (an index or manifest list for a multi-platform tag).
+  returned: success
+  type: str
+  sample: application/vnd.oci.image.index.v1+json
+registry:
+  description: The registry the reference names (V(docker.io) when it names none).
+  returned: success
+  type: str
+  sample: docker.io
+repository:
+  description: The repository on it (with C(library/) for a one-component Docker Hub name).
+  returned: success
+  type: str
+  sample: vllm/vllm-openai
+tag:
+  description: The tag asked for, V(null) for a digest reference.
+  returned: success
+  type: str
+  sample: cu130-nightly
+url:
+  description: The manifest URL asked.
+  returned: success
+  type: str
+  sample: https://registry-1.docker.io/v2/vllm/vllm-openai/manifests/cu130-nightly
+authenticated:
+  description: How the registry was asked in the end, V(none), V(bearer) or V(basic).
+  returned: success
+  type: str
+  sample: bearer
+"""
+
+import base64
+from urllib.parse import urlsplit
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.module_utils.urls import fetch_url
+
+from ansible_collections.inferops.serving.plugins.module_utils._registry import (
+    RegistryError,
+    is_loopback,
+    manifest_digest,
+    manifest_request,
+    parse_challenge,
+    registry_errors,
+    token_from_answer,
+    token_request,
+)
+
+
+class Registry(object):
+    """The HTTP side: fetch_url with the headers the decisions in _registry chose."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def ask(self, method, url, headers, use_proxy):
+        """(status, lower-cased headers, body bytes, error text) of one request."""
+        response, info = fetch_url(self.module, url, method=method, headers=headers, use_proxy=use_proxy,
+                                   timeout=self.module.params["timeout"], force=True)
+        status = info.get("status", -1)
+        # An HTTP error comes back as the (already read) HTTPError, its body in info["body"].
+        if response is not None and "body" not in info:
+            body = response.read() if method == "GET" else b""
+        else:
+            body = to_bytes(info.get("body") or b"")
+        found = dict((str(key).lower(), value) for key, value in info.items() if isinstance(value, str))
+        return status, found, body, info.get("msg")
+
+
+def _basic(username, password):
+    return "Basic " + to_text(base64.b64encode(to_bytes("%s:%s" % (username, password or ""))))
+
+
+def resolve(module, registry):
+    params = module.params
+    try:
+        request = manifest_request(params["image"], params["insecure_registries"])
+    except RegistryError as exc:
+        module.fail_json(msg="image=%s: %s" % (params["image"], exc))
+    url, use_proxy = request["url"], request["use_proxy"]
+    headers = {"Accept": request["accept"]}
+    basic = _basic(params["username"], params["password"]) if params["username"] else None
+    status, found, body, error = registry.ask("HEAD", url, headers, use_proxy)
+    authenticated = "none"
+    try:
+        if status == 401:
+            scheme, challenge = parse_challenge(found.get("www-authenticate"))
+            if scheme == "bearer":
+                token_url = token_request(challenge, request["repository"])
+                token_headers = {"Accept": "application/json"}
+                if basic:
+                    token_headers["Authorization"] = basic
+                realm_host = urlsplit(token_url).netloc
+                token_status, dummy, token_body, token_error = registry.ask(
+                    "GET", token_url, token_headers, not is_loopback(realm_host))
+                if token_status != 200:
+                    module.fail_json(msg="the token endpoint %s of %s answered %s: %s%s"
+                                         % (token_url.split("?")[0], request["registry"], token_status,
+                                            registry_errors(to_text(token_body)) or token_error,
+                                            "" if basic else " (asked anonymously: give username and password "
+                                                             "for a private repository)"))
+                headers["Authorization"] = "Bearer " + token_from_answer(to_text(token_body))
+            elif scheme == "basic":
+                if not basic:
+                    module.fail_json(msg="%s asks for a user name and password (Basic authentication): give "
+                                         "username and password" % request["registry"])
+                headers["Authorization"] = basic
+            else:
+                module.fail_json(msg="%s asks for %s authentication, which this module does not speak (Bearer "
+                                     "and Basic only)" % (request["registry"], scheme))
+            authenticated = scheme
+            status, found, body, error = registry.ask("HEAD", url, headers, use_proxy)
+        digest = manifest_digest(found) if status == 200 else None
+        if status == 200 and digest is None:
+            # No Docker-Content-Digest: the digest of the manifest's bytes.
+            status, found, body, error = registry.ask("GET", url, headers, use_proxy)
+            digest = manifest_digest(found, body) if status == 200 else None
+    except RegistryError as exc:
+        module.fail_json(msg="%s: %s" % (url, exc))
+    if status != 200:
+        if not body:
+            # A HEAD answer carries no body: ask again for the registry's error text.
+            dummy, dummy2, body, error = registry.ask("GET", url, headers, use_proxy)
+        what = "has no manifest for %s" % request["reference"] if status == 404 else "answered %s" % status
+        module.fail_json(msg="%s %s: %s" % (url, what, registry_errors(to_text(body)) or error),
+                         status=status, url=url)
+    return {"digest": digest, "media_type": (found.get("content-type") or "").split(";")[0].strip() or None,
+            "registry": request["registry"], "repository": request["repository"], "tag": request["tag"],
+            "url": url, "authenticated": authenticated}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            image=dict(type="str", required=True),
+            insecure_registries=dict(type="list", elements="str", default=[]),
+            username=dict(type="str"),
+            password=dict(type="str", no_log=True),
+            validate_certs=dict(type="bool", default=True),
+            timeout=dict(type="int", default=30),
+        ),
+        required_by={"password": "username"},
+        supports_check_mode=True,
+    )
+    module.exit_json(changed=False, **resolve(module, Registry(module)))
+
+
+if __name__ == "__main__":
+    main()
