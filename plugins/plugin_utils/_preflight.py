@@ -79,7 +79,8 @@ def host_checks(deployment, gpu, options=None):
     disk = gpu.get("cache_disk")
     if disk:
         cached = bool(gpu.get("model_cached"))
-        needed = float(options.get("disk_free_gib_cached", 10) if cached else options.get("disk_free_gib", 200))
+        needed = options.get("disk_free_gib_cached", 10) if cached else options.get("disk_free_gib", 200)
+        needed = int(float(needed)) if float(needed).is_integer() else float(needed)
         free = _gib(disk.get("free_kib"))
         check("model cache disk", free >= needed,
               "The file system of %s (holding %s) has %s GiB free, %s GiB needed %s. Free space there or set "

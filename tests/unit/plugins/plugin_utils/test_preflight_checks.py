@@ -53,7 +53,7 @@ def test_short_unified_memory_fails_unless_the_serving_container_holds_it():
 def test_disk_needed_depends_on_whether_the_model_is_cached():
     small = dict(GB10, cache_disk={"path": "/", "free_kib": 50 * 1048576})
     message = failed(host_checks(GB10_PLAN, small))["model cache disk"]
-    assert "has 50.0 GiB free, 200.0 GiB needed to download" in message and "server_model_cache_dir" in message
+    assert "has 50.0 GiB free, 200 GiB needed to download" in message and "server_model_cache_dir" in message
     assert failed(host_checks(GB10_PLAN, dict(small, model_cached=True))) == {}
     assert "model cache disk" in failed(host_checks(GB10_PLAN, dict(small, model_cached=True), {"disk_free_gib_cached": 60}))
 
