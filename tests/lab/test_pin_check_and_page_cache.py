@@ -180,6 +180,31 @@ def test_pin_check_reads_a_moved_tag_from_the_registry_and_changes_nothing(fleet
     run([NIGHTLY, "move", TAG, fleet["original"]])
 
 
+# ------------------------------------------------------------- pin.yml on the example inventory
+def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fleet, tmp_path):
+    """Issue 15: a copy of inventories/example (group_vars/all.yml a file, no lock, no all/
+    directory) pointed at the lab: pin.yml creates group_vars/all/image_lock.yml next to all.yml,
+    and site.yml deploys from it."""
+    inventory = tmp_path / "example"
+    shutil.copytree(os.path.join(ROOT, "inventories", "example"), str(inventory))
+    assert (inventory / "group_vars" / "all.yml").is_file() and not (inventory / "group_vars" / "all").exists()
+    # The example's groups and group_vars as shipped; its hosts replaced by the lab host, which
+    # carries the lab's settings (registry, apt repository, simulated hardware) as host vars.
+    hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
+    lab_vars = {k: v for k, v in GROUP_VARS.items() if k != "server_profile"}
+    lab_vars.update(server_port=PORT, ansible_connection="community.docker.docker")
+    hosts["all"]["children"]["serving"]["children"] = {"spark": {"hosts": {HOST: lab_vars}}}
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    current = run([NIGHTLY, "digest", TAG]).stdout.strip()
+
+    playbook(str(inventory), "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    assert locked_digest(str(inventory)) == current
+    assert (inventory / "group_vars" / "all.yml").is_file()
+    converged = playbook(str(inventory), "site.yml", "-l", HOST)
+    assert recap(converged.stdout)[HOST]["failed"] == 0
+    assert container()["image"].endswith("@" + current)
+
+
 # ---------------------------------------------------------------------------------- page cache
 @pytest.fixture
 def page_cache():
