@@ -25,15 +25,17 @@ class LoadgenError(ValueError):
 
 
 # Each workload: prompt and output tokens per request, how long a level lasts (seconds, or a fixed
-# number of requests), its default concurrency levels, and the seed it reproduces.
+# number of requests), its default concurrency levels, warm-up requests (None: max(3, concurrency)),
+# and the seed it reproduces.
 WORKLOADS = {
-    "chat": {"isl": 512, "osl": 256, "duration_s": 180, "requests": None, "levels": [1, 4, 8, 16, 32],
+    "chat": {"isl": 512, "osl": 256, "duration_s": 180, "requests": None, "levels": [1, 4, 8, 16, 32], "warmup": None,
              "source": "seed 000: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
                        "level; 1 stream 24.2 tok/s, 4 -> 47.7, 32 -> 131 (KV-bound)"},
-    "burst": {"isl": 200, "osl": 200, "duration_s": None, "requests": 500, "levels": [500],
+    # A burst warms up with seed 001's three requests, not a second burst of 500.
+    "burst": {"isl": 200, "osl": 200, "duration_s": None, "requests": 500, "levels": [500], "warmup": 3,
               "source": "seed 002: burst of 500 prompts, 200 in / 200 out, all at once, --seed 1, 3 runs; "
                         "R2-R3 3,215 tok/s"},
-    "long": {"isl": 16384, "osl": 200, "duration_s": 180, "requests": None, "levels": [1, 4],
+    "long": {"isl": 16384, "osl": 200, "duration_s": 180, "requests": None, "levels": [1, 4], "warmup": None,
              "source": "seed 002: long context 16384 in / 200 out; seed 001: decode steady from 512 to 100K "
                        "tokens of context"},
 }
@@ -81,8 +83,8 @@ def sweep_plan(workload="chat", levels=None, runs=MIN_RUNS, duration_s=None, req
         duration_s, requests = shape["duration_s"], shape["requests"]
     plan = {"workload": workload, "isl": shape["isl"], "osl": shape["osl"], "levels": levels, "runs": runs,
             "duration_s": duration_s, "requests": requests, "seed": int(seed), "source": shape["source"],
-            "warmup_requests": None if warmup_requests is None else _positive_int("warm-up requests",
-                                                                                   warmup_requests)}
+            "warmup_requests": shape["warmup"] if warmup_requests is None else _positive_int("warm-up requests",
+                                                                                             warmup_requests)}
     plan["steps"] = [(run, level) for run in range(1, runs + 1) for level in levels]
     return plan
 

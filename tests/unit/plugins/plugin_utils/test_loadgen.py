@@ -139,6 +139,7 @@ def test_warmup_fills_the_levels_batch():
     plan = lg.sweep_plan()
     assert [lg.warmup_for(plan, c) for c in (1, 4, 32)] == [3, 4, 32]
     assert lg.warmup_for(lg.sweep_plan(warmup_requests=2), 32) == 2
+    assert lg.warmup_for(lg.sweep_plan("burst"), 500) == 3  # not a second burst of 500
 
 
 def test_aiperf_argv():
