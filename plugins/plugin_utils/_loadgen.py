@@ -16,6 +16,8 @@ CUDA graph capture), three runs or more (R1 is reported, R2..Rn are what a summa
 """
 from __future__ import annotations
 
+import json
+
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import (
     acceptance_per_position, metric_max)
 
@@ -162,6 +164,27 @@ def level_result(report, concurrency, source="the AIPerf report"):
         "requests": completed,
         "errors": errors,
     }
+
+
+def first_request_error(records_text):
+    """The first failed request's error in AIPerf's per-request records (``profile_export.jsonl``), or None.
+
+    AIPerf writes no report when every request failed; its records still say why (e.g. the endpoint's
+    404 for an unknown model), which is what the operator needs in the failure message.
+    """
+    for line in (records_text or "").splitlines():
+        try:
+            error = json.loads(line).get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(error, dict):
+            message = str(error.get("message", ""))
+            try:
+                message = json.loads(message)["error"]["message"]
+            except (ValueError, TypeError, KeyError):
+                pass
+            return ("%s %s: %s" % (error.get("code", ""), error.get("type", ""), message)).strip()[:300]
+    return None
 
 
 def engine_figures(metrics, before, after, kv_samples=()):

@@ -179,3 +179,10 @@ def test_measured_points_of_the_shipped_profiles():
         "output_tok_s": [{"concurrency": 1, "value": 16.0, "label": "single_stream_tok_s"}], "ttft_s": []}
     assert lg.measured_points({"burst_output_tok_s": 3215}, burst_concurrency=500)["output_tok_s"] == [
         {"concurrency": 500, "value": 3215.0, "label": "burst_output_tok_s"}]
+
+
+def test_first_request_error_from_real_records():
+    records = fixture("aiperf-0.13.0-records-unknown-model.jsonl")
+    assert lg.first_request_error(records) == "404 Not Found: The model `no-such-model` does not exist."
+    assert lg.first_request_error("") is None
+    assert lg.first_request_error('{"metadata": {}, "metrics": {"x": 1}}\nnot json\n') is None
