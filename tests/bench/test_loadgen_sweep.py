@@ -4,8 +4,8 @@ once, then reused), the lab's engine simulator as a local process on 127.0.0.1 (
 profile: vLLM personality, MTP k=2), scripts/run-loadgen sweep over two concurrency levels, then the plot.
 
 Not the shared lab: no Docker, a port in 8280-8289. Short levels by default (2 levels x 1 run x 5 s:
-about 2 minutes here, plus about 4 minutes the first time for the venv); `make bench` runs full
-ones through INFEROPS_BENCH_LEVELS / INFEROPS_BENCH_RUNS / INFEROPS_BENCH_SECONDS.
+about 1 minute here, 2 min 20 s with 3 runs, plus 3-5 minutes the first time for the venv); `make bench`
+runs longer ones through INFEROPS_BENCH_LEVELS / INFEROPS_BENCH_RUNS / INFEROPS_BENCH_SECONDS.
 """
 from __future__ import annotations
 
