@@ -38,8 +38,11 @@ lab-down:
 	tests/lab/lab.sh down
 
 ## bench: the heavy benchmarks (not part of make test): log scan vs grep, swap downtime, no-op converge
-## before/after, the watchdog under a 2-minute 64-request burst
+## before/after, the watchdog under a 2-minute 64-request burst, a full load sweep (5 levels x 3 runs x 30 s)
+## with the pinned load generator (.venv-loadgen, scripts/loadgen-env) against the engine simulator
 bench: lab-fleet
+	scripts/loadgen-env
+	INFEROPS_BENCH_LEVELS=1,4,8,16,32 INFEROPS_BENCH_RUNS=3 INFEROPS_BENCH_SECONDS=30 pytest tests/bench -m bench -q -s
 	python benchmarks/backend_assert_bench.py
 	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
 	python benchmarks/noop_converge_bench.py

@@ -345,6 +345,42 @@ def metric_max(text, name):
     return max(values) if values else None
 
 
+def metric_by_label(text, name, label):
+    """``{label value: sum of the samples}`` of metric ``name`` in Prometheus text, grouped by one label.
+
+    E.g. vLLM's ``..._per_pos_total{...,position="1"} 3.0`` by ``position``: ``{"1": 3.0}``.
+    Samples without the label are left out; {} if the metric is absent.
+    """
+    grouped = {}
+    if not name:
+        return grouped
+    pattern = r'(?m)^%s\{([^}]*)\} ([0-9.eE+-]+|NaN|[+-]Inf)$' % re.escape(name)
+    for labels, value in re.findall(pattern, text or ""):
+        match = re.search(r'(?:^|,)%s="([^"]*)"' % re.escape(label), labels)
+        if match:
+            grouped[match.group(1)] = grouped.get(match.group(1), 0.0) + float(value)
+    return grouped
+
+
+def acceptance_per_position(metrics, before, after):
+    """Speculative acceptance rate per draft position over a window, from two /metrics texts.
+
+    vLLM: the accepted-token count at each position divided by the number of drafts, both as
+    deltas between ``before`` and ``after`` (seed 000 read 0.67 / 0.36 / 0.16 at k=2..3 this
+    way). ``metrics`` is the engine's METRICS entry. None when the engine does not export it
+    (SGLang: only its mean accept length) or no draft was made in the window.
+    """
+    name = metrics.get("spec_accepted_per_pos")
+    if not name:
+        return None
+    drafts = (metric_sum(after, metrics["spec_drafts"]) or 0.0) - (metric_sum(before, metrics["spec_drafts"]) or 0.0)
+    if drafts <= 0:
+        return None
+    start, end = metric_by_label(before, name, "position"), metric_by_label(after, name, "position")
+    positions = sorted(end, key=int)
+    return [round((end[pos] - start.get(pos, 0.0)) / drafts, 4) for pos in positions]
+
+
 def spec_decode_evidence(deployment, before, after, requests=0):
     """Whether a burst of speculative requests made drafts and accepted tokens, from /metrics.
 

@@ -40,6 +40,8 @@ PLANTED = {
     "mutants/plugins/plugin_utils/_profile.py": "# mutant\n",
     ".ansible/collections/ansible_collections/x/y/galaxy.yml": "name: y\n",
     ".venv/bin/python": "#!/bin/sh\n",
+    ".venv-loadgen/bin/python": "#!/bin/sh\n",
+    ".venv-loadgen/inferops-words-tokenizer/tokenizer.json": "{}\n",
     ".collections/ansible_collections/inferops/serving/README.md": "link target\n",
     "plugins/plugin_utils/__pycache__/_profile.cpython-312.pyc": "pyc",
     "inventories/lab/group_vars/all/image_lock.yml": "inferops_serving_image_lock: {}\n",

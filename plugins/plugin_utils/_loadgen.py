@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""A load sweep's decisions: which steps it runs, the load generator's command line for each, and
+its report and the engine's /metrics read into one level of the results.
+
+scripts/run-loadgen runs NVIDIA AIPerf (pinned in requirements-loadgen.txt, its own virtualenv:
+docs/benchmarking.md) once per run and concurrency level against an OpenAI-compatible endpoint and
+writes ``{"runs": [{"run": i, "levels": [level, ...]}]}``; ``level`` is what ``level_result`` returns.
+The workloads follow the seeds' methodology (``WORKLOADS``): a fixed seed, warm-up requests at the
+level's own concurrency before each measurement (seed 001: the first requests after a start pay the
+CUDA graph capture), three runs or more (R1 is reported, R2..Rn are what a summary averages).
+"""
+from __future__ import annotations
+
+import json
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import (
+    acceptance_per_position, metric_max)
+
+
+class LoadgenError(ValueError):
+    """A sweep that cannot run as asked, or a generator report that cannot be read."""
+
+
+# Each workload: prompt and output tokens per request, how long a level lasts (seconds, or a fixed
+# number of requests), its default concurrency levels, warm-up requests (None: max(3, concurrency)),
+# and the seed it reproduces.
+WORKLOADS = {
+    "chat": {"isl": 512, "osl": 256, "duration_s": 180, "requests": None, "levels": [1, 4, 8, 16, 32], "warmup": None,
+             "source": "seed 000: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
+                       "level; 1 stream 24.2 tok/s, 4 -> 47.7, 32 -> 131 (KV-bound)"},
+    # A burst warms up with seed 001's three requests, not a second burst of 500.
+    "burst": {"isl": 200, "osl": 200, "duration_s": None, "requests": 500, "levels": [500], "warmup": 3,
+              "source": "seed 002: burst of 500 prompts, 200 in / 200 out, all at once, --seed 1, 3 runs; "
+                        "R2-R3 3,215 tok/s"},
+    "long": {"isl": 16384, "osl": 200, "duration_s": 180, "requests": None, "levels": [1, 4], "warmup": None,
+             "source": "seed 002: long context 16384 in / 200 out; seed 001: decode steady from 512 to 100K "
+                       "tokens of context"},
+}
+MIN_RUNS = 3
+DEFAULT_SEED = 1
+# Seed 001: three throwaway requests made the cold-start TTFT (24.8 s vs 1.9 s) go away.
+MIN_WARMUP_REQUESTS = 3
+
+
+def _positive_int(name, value):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number <= 0 or str(value).strip() != str(number):
+        raise LoadgenError("%s must be a positive whole number, got %r" % (name, value))
+    return number
+
+
+def sweep_plan(workload="chat", levels=None, runs=MIN_RUNS, duration_s=None, requests=None, seed=DEFAULT_SEED,
+               warmup_requests=None, allow_fewer_runs=False):
+    """The sweep to run: its settings and its steps, ``(run, concurrency)`` in the order they run.
+
+    Every level of run 1, then of run 2, ...: each run is a whole sweep, as the seeds' R1/R2/R3.
+    ``duration_s`` or ``requests`` override the workload's (a short sweep for tests and CI);
+    fewer than three runs is refused unless ``allow_fewer_runs`` (a smoke test, not a measurement).
+    """
+    if workload not in WORKLOADS:
+        raise LoadgenError("workload %r is not one of %s" % (workload, ", ".join(sorted(WORKLOADS))))
+    shape = WORKLOADS[workload]
+    levels = [_positive_int("each concurrency level", level) for level in (levels or shape["levels"])]
+    if len(set(levels)) != len(levels):
+        raise LoadgenError("concurrency levels %s repeat a level: list each level once" % levels)
+    runs = _positive_int("runs", runs)
+    if runs < MIN_RUNS and not allow_fewer_runs:
+        raise LoadgenError("runs is %d: a measurement takes at least %d runs (R1 warms caches; the summary "
+                           "reports R2..Rn as mean +- std); pass more runs" % (runs, MIN_RUNS))
+    if duration_s is not None and requests is not None:
+        raise LoadgenError("set either a duration per level or a number of requests per level, not both")
+    if requests is not None:
+        duration_s, requests = None, _positive_int("requests per level", requests)
+    elif duration_s is not None:
+        duration_s = _positive_int("duration per level (seconds)", duration_s)
+    else:
+        duration_s, requests = shape["duration_s"], shape["requests"]
+    plan = {"workload": workload, "isl": shape["isl"], "osl": shape["osl"], "levels": levels, "runs": runs,
+            "duration_s": duration_s, "requests": requests, "seed": int(seed), "source": shape["source"],
+            "warmup_requests": shape["warmup"] if warmup_requests is None else _positive_int("warm-up requests",
+                                                                                             warmup_requests)}
+    plan["steps"] = [(run, level) for run in range(1, runs + 1) for level in levels]
+    return plan
+
+
+def warmup_for(plan, concurrency):
+    """Warm-up requests before a level: enough to fill the level's batch once (its CUDA graph), >= 3."""
+    if plan["warmup_requests"] is not None:
+        return plan["warmup_requests"]
+    return max(MIN_WARMUP_REQUESTS, int(concurrency))
+
+
+def aiperf_argv(aiperf, plan, concurrency, url, model, tokenizer, artifact_dir, api_key=None, ignore_eos=True):
+    """The ``aiperf profile`` command line of one level.
+
+    Output tokens are the engine's own counts (``--use-server-token-count``: reasoning tokens count,
+    the client's tokenizer does not matter); ``ignore_eos`` makes every request produce ``osl``
+    tokens, as the seeds' fixed-shape workloads (vLLM and SGLang both honour it).
+    """
+    argv = [aiperf, "profile", "--model", model, "--url", url, "--endpoint-type", "chat", "--streaming",
+            "--tokenizer", tokenizer, "--use-server-token-count",
+            "--isl", str(plan["isl"]), "--isl-stddev", "0", "--osl", str(plan["osl"]), "--osl-stddev", "0",
+            "--concurrency", str(concurrency), "--random-seed", str(plan["seed"]),
+            "--warmup-request-count", str(warmup_for(plan, concurrency)),
+            "--ui-type", "none", "--no-gpu-telemetry", "--no-server-metrics", "--artifact-dir", str(artifact_dir)]
+    if plan["requests"] is not None:
+        argv += ["--request-count", str(plan["requests"])]
+    else:
+        argv += ["--benchmark-duration", str(plan["duration_s"])]
+    if ignore_eos:
+        argv += ["--extra-inputs", "ignore_eos:true"]
+    if api_key:
+        argv += ["--api-key", api_key]
+    return argv
+
+
+def _stat(report, metric, stat, source):
+    entry = report.get(metric)
+    if not isinstance(entry, dict) or not isinstance(entry.get(stat), (int, float)):
+        raise LoadgenError("%s has no %s.%s: not an AIPerf profile_export_aiperf.json of a completed chat "
+                           "benchmark (schema %s)" % (source, metric, stat, report.get("schema_version")))
+    return float(entry[stat])
+
+
+def _ms(report, metric, stat, source):
+    if (report.get(metric) or {}).get("unit") not in ("ms", None):
+        raise LoadgenError("%s reports %s in %s, expected ms" % (source, metric, report[metric]["unit"]))
+    return _stat(report, metric, stat, source)
+
+
+def level_result(report, concurrency, source="the AIPerf report"):
+    """One level of the results from AIPerf's ``profile_export_aiperf.json`` (parsed).
+
+    ``output_tok_s`` is AIPerf's output_token_throughput (all output tokens over the level's
+    duration, the seeds' aggregate tok/s); TTFT in seconds, ITL in milliseconds, as the seeds quote
+    them. A report without a completed request is an error naming the generator's own errors.
+    """
+    if not isinstance(report, dict):
+        raise LoadgenError("%s is not a JSON object" % source)
+    errors = sum(int(item.get("count", 1)) for item in report.get("error_summary") or [] if isinstance(item, dict))
+    completed = int(_stat(report, "completed_request_count", "avg", source)) if report.get(
+        "completed_request_count") else 0
+    if not completed:
+        details = "; ".join(str((item or {}).get("error_details", item))[:200]
+                            for item in report.get("error_summary") or [])
+        raise LoadgenError("%s: no request completed at concurrency %s (%d errors%s)"
+                           % (source, concurrency, errors, ": " + details if details else ""))
+    return {
+        "concurrency": int(concurrency),
+        "output_tok_s": round(_stat(report, "output_token_throughput", "avg", source), 3),
+        "ttft_p50_s": round(_ms(report, "time_to_first_token", "p50", source) / 1000.0, 4),
+        "ttft_p99_s": round(_ms(report, "time_to_first_token", "p99", source) / 1000.0, 4),
+        "itl_p50_ms": round(_ms(report, "inter_token_latency", "p50", source), 3),
+        "itl_p99_ms": round(_ms(report, "inter_token_latency", "p99", source), 3),
+        "requests_per_s": round(_stat(report, "request_throughput", "avg", source), 4),
+        "requests": completed,
+        "errors": errors,
+    }
+
+
+def first_request_error(records_text):
+    """The first failed request's error in AIPerf's per-request records (``profile_export.jsonl``), or None.
+
+    AIPerf writes no report when every request failed; its records still say why (e.g. the endpoint's
+    404 for an unknown model), which is what the operator needs in the failure message.
+    """
+    for line in (records_text or "").splitlines():
+        try:
+            error = json.loads(line).get("error")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(error, dict):
+            message = str(error.get("message", ""))
+            try:
+                message = json.loads(message)["error"]["message"]
+            except (ValueError, TypeError, KeyError):
+                pass
+            return ("%s %s: %s" % (error.get("code", ""), error.get("type", ""), message)).strip()[:300]
+    return None
+
+
+def engine_figures(metrics, before, after, kv_samples=()):
+    """What the engine's /metrics add to a level: peak KV cache usage, acceptance per draft position.
+
+    ``metrics`` is the engine's METRICS entry (plugin_utils/_engines.py); ``before``/``after`` the
+    /metrics text around the level; ``kv_samples`` the texts scraped while it ran (KV usage is a
+    gauge: its peak under load is the figure, seed 000's "69 % at 32"). Keys are left out when the
+    engine does not export them: SGLang has no per-position counters, its mean accept length instead.
+    """
+    figures = {}
+    usage = [value for value in (metric_max(text, metrics.get("kv_cache_usage"))
+                                 for text in list(kv_samples) + [after]) if value is not None]
+    if usage:
+        figures["kv_cache_usage"] = round(max(usage), 4)
+    per_position = acceptance_per_position(metrics, before, after)
+    if per_position is not None:
+        figures["acceptance_per_pos"] = per_position
+    accept_length = metric_max(after, metrics.get("spec_accept_length"))
+    if accept_length:
+        figures["accept_length"] = round(accept_length, 3)
+    return figures
+
+
+def add_level(results, run, level):
+    """``results`` with ``level`` appended to run ``run`` (created in order); returns ``results``."""
+    runs = results.setdefault("runs", [])
+    entry = next((item for item in runs if item["run"] == run), None)
+    if entry is None:
+        entry = {"run": run, "levels": []}
+        runs.append(entry)
+    entry["levels"].append(level)
+    return results
+
+
+def _number(value):
+    """A ``measured`` figure as a number: ``24.2`` -> 24.2, ``"15-17"`` -> 16.0 (a range's middle)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    parts = str(value).replace("\u2013", "-").split("-")
+    try:
+        numbers = [float(part) for part in parts if part.strip()]
+    except ValueError:
+        return None
+    return sum(numbers) / len(numbers) if numbers and len(parts) <= 2 else None
+
+
+def measured_points(measured, max_num_seqs=None, burst_concurrency=None):
+    """The profile's ``measured`` figures as points to draw beside a sweep, with their concurrency.
+
+    ``single_stream_tok_s`` is concurrency 1; the aggregate/saturated figures and the TTFT at
+    saturation were taken with as many streams as the profile's max-num-seqs (seed 000); a burst
+    figure at the burst's size. Figures whose concurrency is unknown are left out.
+    """
+    measured = measured or {}
+    points = {"output_tok_s": [], "ttft_s": []}
+    tok_s = {"single_stream_tok_s": 1, "aggregate_tok_s": max_num_seqs, "saturated_tok_s": max_num_seqs,
+             "sustained_tok_s": max_num_seqs, "burst_output_tok_s": burst_concurrency}
+    for key, concurrency in tok_s.items():
+        value = _number(measured.get(key)) if key in measured else None
+        if value is not None and concurrency:
+            points["output_tok_s"].append({"concurrency": int(concurrency), "value": value, "label": key})
+    value = _number(measured.get("ttft_at_saturation_s")) if "ttft_at_saturation_s" in measured else None
+    if value is not None and max_num_seqs:
+        points["ttft_s"].append({"concurrency": int(max_num_seqs), "value": value, "label": "ttft_at_saturation_s"})
+    return points

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A real load sweep, end to end on this machine: scripts/loadgen-env (AIPerf in .venv-loadgen, created
+once, then reused), the lab's engine simulator as a local process on 127.0.0.1 (seed 000's latency
+profile: vLLM personality, MTP k=2), scripts/run-loadgen sweep over two concurrency levels, then the plot.
+
+Not the shared lab: no Docker, a port in 8280-8289. Short levels by default (2 levels x 1 run x 5 s:
+about 1 minute here, 2 min 20 s with 3 runs, plus 3-5 minutes the first time for the venv); `make bench`
+runs longer ones through INFEROPS_BENCH_LEVELS / INFEROPS_BENCH_RUNS / INFEROPS_BENCH_SECONDS.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.bench
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENGINE_SIM_DIR = os.path.join(ROOT, "tests", "lab", "engine_sim")
+_spec = importlib.util.spec_from_file_location("lab_doubles", os.path.join(ROOT, "tests", "unit", "lab", "conftest.py"))
+lab_doubles = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lab_doubles)
+
+LEVELS = os.environ.get("INFEROPS_BENCH_LEVELS", "1,4")
+RUNS = os.environ.get("INFEROPS_BENCH_RUNS", "1")
+SECONDS = os.environ.get("INFEROPS_BENCH_SECONDS", "5")
+KEYS = {"concurrency", "output_tok_s", "ttft_p50_s", "ttft_p99_s", "itl_p50_ms", "itl_p99_ms", "requests_per_s",
+        "requests", "errors", "kv_cache_usage", "acceptance_per_pos"}
+
+
+def free_port():
+    for port in range(8280, 8290):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail("no free port in 8280-8289 on 127.0.0.1 for the simulator")
+
+
+@pytest.fixture(scope="module")
+def loadgen_python():
+    started = time.time()
+    out = subprocess.run([os.path.join(ROOT, "scripts", "loadgen-env")], capture_output=True, text=True,
+                         timeout=1800, check=False)
+    assert out.returncode == 0, out.stderr[-3000:]
+    sys.stderr.write("loadgen-env: %.0f s\n" % (time.time() - started))
+    return out.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def simulator(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "nvidia-smi").write_text("#!/bin/sh\ncat <<'ROWS'\n" + lab_doubles.GB10_ROWS + "ROWS\n")
+    (bindir / "nvidia-smi").chmod(0o755)
+    port = free_port()
+    env = dict(lab_doubles.SEED000_ENV, PATH=f"{bindir}:/usr/bin:/bin", LANG="C.UTF-8",
+               PYTHONPATH=f"{ENGINE_SIM_DIR}:{ENGINE_SIM_DIR}/shims/python", ENGINE_SIM_STARTUP_DELAY="0",
+               ENGINE_SIM_VERSION="0.19.2rc1.dev134")
+    argv = lab_doubles.seed000_args("8") + ["--host", "127.0.0.1", "--port", str(port)]
+    python = shutil.which("python3.11") or sys.executable
+    with open(tmp_path / "sim.log", "wb") as log:
+        proc = subprocess.Popen([python, "-m", "engine_sim", "vllm", "serve", *argv], stdout=log,
+                                stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.time() + 30
+        while True:
+            assert proc.poll() is None, (tmp_path / "sim.log").read_text()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            assert time.time() < deadline, "simulator not ready:\n" + (tmp_path / "sim.log").read_text()
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
+    out = tmp_path / "results"
+    started = time.time()
+    run = subprocess.run(
+        [loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "sweep", "--url", simulator, "--engine", "vllm",
+         "--model", lab_doubles.SEED000_MODEL, "--out", str(out), "--levels", LEVELS, "--runs", RUNS,
+         "--duration", SECONDS] + (["--allow-fewer-runs"] if int(RUNS) < 3 else []),
+        capture_output=True, text=True, timeout=3600, check=False)
+    sys.stderr.write("sweep: %.0f s\n%s" % (time.time() - started, run.stderr))
+    assert run.returncode == 0, run.stderr[-4000:]
+    assert run.stdout.strip() == str(out / "results.json")
+    results = json.loads((out / "results.json").read_text())
+    levels = [int(level) for level in LEVELS.split(",")]
+    assert [entry["run"] for entry in results["runs"]] == list(range(1, int(RUNS) + 1))
+    for entry in results["runs"]:
+        assert [level["concurrency"] for level in entry["levels"]] == levels
+        for level in entry["levels"]:
+            assert set(level) == KEYS, level
+            assert level["output_tok_s"] > 0 and level["requests_per_s"] > 0 and level["requests"] > 0
+            assert level["errors"] == 0
+            assert 0 < level["ttft_p50_s"] <= level["ttft_p99_s"]
+            assert 0 <= level["itl_p50_ms"] <= level["itl_p99_ms"]
+            # MTP k=2 at temperature 1.0: two positions, the first accepted more often (seed 000: 0.67 / 0.36).
+            assert len(level["acceptance_per_pos"]) == 2
+            assert 1 > level["acceptance_per_pos"][0] > level["acceptance_per_pos"][1] > 0
+            assert 0 <= level["kv_cache_usage"] <= 1
+    # More streams, more aggregate throughput (the simulator has 8 slots).
+    first = results["runs"][0]["levels"]
+    assert first[-1]["output_tok_s"] > first[0]["output_tok_s"]
+    progress = [line for line in run.stderr.splitlines() if "level" in line and "elapsed" in line]
+    assert len(progress) >= 2 * len(levels) * int(RUNS)
+
+    # The plot, from a summary whose figures are this run's numbers.
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"title": "simulator", "levels": first}))
+    plot = subprocess.run([loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "plot", "--summary",
+                           str(summary), "--profile", "gb10-nvfp4-mtp-latency", "--out", str(tmp_path / "plot.png")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert plot.returncode == 0, plot.stderr
+    assert (tmp_path / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
