@@ -186,8 +186,6 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "script": launch_script(spec, profile),
         "script_path": "%s/%s.sh" % (script_dir.rstrip("/"), spec["name"]),
         "env_file": env_file,
-        # The host's record of its last known-good deployments (deployment_state).
-        "state_file": "%s/%s.json" % (state_dir.rstrip("/"), spec["name"]),
         "watchdog": _watchdog_files(spec["name"], config_dir, state_dir, options.get("textfile_dir")),
         "image": {
             "ref": spec["image"],
