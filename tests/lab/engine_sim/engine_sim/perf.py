@@ -27,10 +27,10 @@ Prefill (``prefill`` policy):
   prefill step (decoding pauses), then decode steps run.
 
 KV cache: a sequence is admitted while ``max_num_seqs`` allows and its whole context (prompt +
-requested output) fits: ``kv_per_seq + (prompt + output) * kv_per_token`` summed over the running
-sequences <= 1.0 (``kv_tokens`` instead of ``kv_per_token`` when the engine states its pool in
-tokens). With seed 000's chat shape that binds at ~46 sequences, so 32 is the ceiling in
-practice (48 would need ~103 %).
+requested output) fits: ``kv_per_seq + (prompt + output) * kv_per_token`` (the ``_spec`` values
+with speculative decoding) summed over the running sequences <= 1.0 (``1 / kv_tokens`` per token
+when the engine states its pool in tokens). With seed 000's chat shape that binds at 46
+sequences, so 32 is the ceiling in practice (48 would need ~103 %).
 """
 from __future__ import annotations
 
@@ -58,11 +58,14 @@ PROFILES = {
         "prefill": "shared",
         "prefill_s_per_token": 0.00055,
         "prefill_step_s": 0.0,
-        # seed 000 s.3: KV per sequence at chat length (~768 tokens) 2.15 % with MTP, 0.57 % without:
-        # the 0.57 % is the context (7.4e-6 per token), the MTP draft/lookahead slots the 1.58 % rest.
-        "kv_per_seq_spec": 0.0158,
+        # seed 000 s.3: KV per sequence at chat length (512 + 256 tokens) 2.15 % with MTP (its
+        # draft/lookahead slots), 0.57 % without; both taken as per-token costs, so 32 chat
+        # sequences hold 69 % (seed: 68.9 %), 48 would need 103 %, and ~6k-token contexts bind
+        # at ~6 sequences (seed 000: "coder 4k+ binds much sooner, ~5-6 concurrent").
+        "kv_per_seq_spec": 0.0,
         "kv_per_seq": 0.0,
-        "kv_per_token": 0.00000742,
+        "kv_per_token_spec": 0.0215 / 768,
+        "kv_per_token": 0.0057 / 768,
         # seed 000 s.1 / findings s.2: per-position acceptance at temperature 1.0 / top_p 0.95.
         "acceptance_sampled": (0.67, 0.36, 0.16, 0.07, 0.03, 0.01, 0.0, 0.0),
         # seed 001: first position 87-98 %, second 63-91 % conditional at low temperature.
@@ -86,6 +89,7 @@ PROFILES = {
         # seed 002: KV pool 17,892,656 tokens (the engine's own figure is used when it has one).
         "kv_per_seq_spec": 0.0,
         "kv_per_seq": 0.0,
+        "kv_per_token_spec": 1.0 / 17892656,
         "kv_per_token": 1.0 / 17892656,
         # seed 002: EAGLE accept length 3.2 tokens/step (3 steps, 4 draft tokens), accept rate 0.81.
         "acceptance_sampled": (0.90, 0.75, 0.55, 0.35, 0.20, 0.10, 0.05, 0.02),
@@ -116,6 +120,7 @@ class Params:
     kv_per_seq_spec: float
     kv_per_seq: float
     kv_per_token: float
+    kv_per_token_spec: float
     acceptance_sampled: tuple
     acceptance_greedy: tuple
     chunked_prefill_size: int = 8192
@@ -158,7 +163,7 @@ def step_time(p: Params, decoding: int, k: int, slowdown: float = 1.0) -> float:
 
 def kv_per_sequence(p: Params, context_tokens: int, speculative: bool, kv_tokens: int | None = None) -> float:
     """Fraction of the KV cache one sequence of ``context_tokens`` holds."""
-    per_token = (1.0 / kv_tokens) if kv_tokens else p.kv_per_token
+    per_token = (1.0 / kv_tokens) if kv_tokens else (p.kv_per_token_spec if speculative else p.kv_per_token)
     return (p.kv_per_seq_spec if speculative else p.kv_per_seq) + context_tokens * per_token
 
 

@@ -10,10 +10,16 @@ Runtime faults (``ENGINE_SIM_FAULT``, strike once ``ENGINE_SIM_FAULT_AFTER_REQUE
 * ``crash_after_requests``: the engine core dies on the next request with the engine's real crash
   record (vLLM: 50934's CUDA misaligned address; SGLang: a scheduler exception, process tree killed).
 * ``slow_decode``: every decode step is ``ENGINE_SIM_SLOW_FACTOR`` (default 5) times slower.
+* ``slow_nightly``: from the first request, decode is ``ENGINE_SIM_SLOWDOWN`` (default 0.30) slower
+  (a nightly 30 % slower: ``tests/lab/nightly.sh build VERSION slow_nightly``).
+
+Timing: an engine thread runs the performance model's steps (``perf.py``) in wall-clock time,
+``ENGINE_SIM_TIME_SCALE`` times faster (default 1); a streamed request gets each step's tokens
+when the step ends. ``ENGINE_SIM_TOKEN_LATENCY`` replaces the model by a fixed step time.
 
 Deterministic answers: an arithmetic question ("What is 2+2?") is answered with the result,
 anything else with a fixed-vocabulary sentence derived from the prompt.  Speculative decoding
-is simulated per request with per-position acceptance that decays like the seeds measured
+is simulated per step with per-position acceptance that decays like the seeds measured
 (vLLM MTP at temperature 1.0: ~0.67 / 0.36 / 0.16), so the acceptance counters move.
 """
 from __future__ import annotations
