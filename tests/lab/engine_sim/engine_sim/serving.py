@@ -323,18 +323,24 @@ class EngineState:
     # ------------------------------------------------------------------ the engine loop
     def _engine_loop(self) -> None:
         """Step the performance model in wall-clock time (ENGINE_SIM_TIME_SCALE compresses it)."""
-        while not self.stop.is_set():
+        deadline = None  # when the step in progress ends (monotonic): Python's own overhead
+        while not self.stop.is_set():  # does not add up over steps
             with self.work:
                 if self.dead:
                     self._fail_all()
                     return
                 result = None if self.wedged.is_set() else self.sim.step()
                 if result is None:
+                    deadline = None
                     self.work.wait(0.2)
                     continue
             if result.kind != "decode" and self.engine == "sglang":
                 self._prefill_lines(result)
-            if self.stop.wait(result.duration / self.time_scale):
+            now = time.monotonic()
+            if deadline is None or deadline < now - 0.05:  # idle, or too far behind to catch up
+                deadline = now
+            deadline += result.duration / self.time_scale
+            if self.stop.wait(max(deadline - time.monotonic(), 0.0)):
                 return
             if self.wedged.is_set():
                 # Hung mid-step: nothing more comes out (the tokens of this step neither).
