@@ -107,6 +107,22 @@ def test_slow_nightly_is_thirty_percent_slower():
     assert 0.66 <= slow / normal <= 0.76, (normal, slow)
 
 
+def metrics(port) -> dict:
+    """/metrics as {name or name{extra labels}: value}, the engine and model labels left out."""
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as response:
+        text = response.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, value = line.rsplit(" ", 1)
+        base, dummy, labels = name.partition("{")
+        extra = [label for label in labels.rstrip("}").split(",") if label and not label.startswith(
+            ("engine=", "model_name="))]
+        values[base + ("{%s}" % ",".join(extra) if extra else "")] = float(value)
+    return values
+
+
 def _port() -> int:
     for port in range(8290, 8300):
         with socket.socket() as sock:
@@ -155,11 +171,24 @@ def test_streaming_follows_the_model_in_wall_clock_time(tmp_path, sims):
     threads = [threading.Thread(target=client, args=(index,)) for index in range(streams)]
     for thread in threads:
         thread.start()
+    expected = perf.burst(GB10, [output] * streams, prompt_tokens=513, max_num_seqs=8, k=2,
+                          max_num_batched_tokens=8192)
+    time.sleep(expected["duration_s"] / scale / 2)
+    during = metrics(port)
     for thread in threads:
         thread.join(60)
     wall = time.monotonic() - started
-    expected = perf.burst(GB10, [output] * streams, prompt_tokens=513, max_num_seqs=8, k=2,
-                          max_num_batched_tokens=8192)
+    after = metrics(port)
+    # The counters real vLLM reports, moved by the model's steps.
+    assert during["vllm:num_requests_running"] == streams and 0 < during["vllm:kv_cache_usage_perc"] < 0.2
+    assert 0 < during["vllm:generation_tokens_total"] < streams * output
+    assert after["vllm:generation_tokens_total"] == streams * output and after["vllm:num_requests_running"] == 0
+    assert after['vllm:request_success_total{finished_reason="length"}'] == streams
+    assert after["vllm:time_to_first_token_seconds_count"] == streams
+    pos0, pos1 = (after['vllm:spec_decode_num_accepted_tokens_per_pos_total{position="%d"}' % i] for i in (0, 1))
+    drafts = after["vllm:spec_decode_num_drafts_total"]
+    assert after["vllm:spec_decode_num_draft_tokens_total"] == 2 * drafts
+    assert abs(pos0 / drafts - 0.67) < 0.12 and abs(pos1 / drafts - 0.36) < 0.12
     assert all(arrivals[index][1]["completion_tokens"] == output for index in range(streams))
     assert within(wall * scale, expected["duration_s"], 0.15), (wall * scale, expected)
     for times, dummy in arrivals.values():

@@ -141,8 +141,9 @@ class Histogram:
 class Request:
     """One request in the engine: its tokens arrive over wall-clock time through ``deliveries``."""
 
-    def __init__(self, prompt_tokens: int, completion_tokens: int):
+    def __init__(self, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop"):
         self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
+        self.finish_reason = finish_reason
         self.deliveries: queue.Queue = queue.Queue()
         self.arrival = time.time()
         self.first_token: float | None = None
@@ -165,7 +166,8 @@ class EngineState:
         self.start_time = time.time()
         self.requests = 0
         self.counters = {"prompt_tokens": 0, "generation_tokens": 0, "prefix_queries": 0, "prefix_hits": 0,
-                         "spec_drafts": 0, "spec_draft_tokens": 0, "spec_accepted": 0, "success": 0}
+                         "spec_drafts": 0, "spec_draft_tokens": 0, "spec_accepted": 0, "success": 0,
+                         "success_length": 0}
         self.k = self._num_spec_tokens()
         self.per_pos = [0] * self.k
         self.window = self._new_window()
@@ -276,7 +278,7 @@ class EngineState:
             raise EngineDead()
         self._runtime_fault(index)
         hits = self._prefix_lookup(prompt)
-        request = Request(prompt_tokens, completion_tokens)
+        request = Request(prompt_tokens, completion_tokens, finish)
         probs = perf.conditional(perf.acceptance(self.sim.p, temperature, self.k)) if self.k else []
         seq = perf.Sequence(max(prompt_tokens - hits, 1), completion_tokens, probs,
                             zlib.crc32(f"{index}|{prompt}".encode()), tag=request)
@@ -399,6 +401,8 @@ class EngineState:
         for seq in result.finished:
             request = seq.tag
             counters["success"] += 1
+            if request.finish_reason == "length":
+                counters["success_length"] += 1
             window["requests"] += 1
             if self.engine == "sglang":
                 counters["generation_tokens"] += request.completion_tokens
@@ -510,7 +514,8 @@ class EngineState:
         out.append("# HELP vllm:request_success_total Count of successfully processed requests.")
         out.append("# TYPE vllm:request_success_total counter")
         for reason in ("stop", "length", "abort"):
-            value = counters["success"] if reason == "stop" else 0
+            value = {"stop": counters["success"] - counters["success_length"],
+                     "length": counters["success_length"]}.get(reason, 0)
             out.append(f'vllm:request_success_total{{{labels},finished_reason="{reason}"}} {float(value)}')
         self._histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
                         self.ttft, labels)
@@ -547,7 +552,8 @@ class EngineState:
         queries = counters["prefix_queries"]
         metric("sglang:num_running_reqs", "gauge", "The number of running requests.", running)
         metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", waiting)
-        metric("sglang:num_used_tokens", "gauge", "The number of used tokens.", 0)
+        metric("sglang:num_used_tokens", "gauge", "The number of used tokens.",
+               sum(seq.prefilled + seq.generated for seq in list(self.sim.running)))
         metric("sglang:token_usage", "gauge", "The token usage.", self.kv_usage(0))
         if self.plan.model.hybrid_mamba:
             metric("sglang:mamba_usage", "gauge", "The mamba usage.", running / max(self.plan.mamba_cache_size, 1))
