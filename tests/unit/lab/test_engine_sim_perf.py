@@ -208,3 +208,43 @@ def test_slow_nightly_fault_from_the_environment():
     assert runtime_fault({"ENGINE_SIM_FAULT": "slow_nightly", "ENGINE_SIM_SLOWDOWN": "0.05"}).slow_factor \
         == pytest.approx(1 / 0.95)
     assert time_scale({}) == 1.0 and time_scale({"ENGINE_SIM_TIME_SCALE": "20"}) == 20.0
+
+
+def test_sglang_burst_follows_the_model_in_wall_clock_time(tmp_path, sims):
+    """Seed 002's burst shape, smaller: 128 completions at once (200-token prompts, 2..200 output
+    tokens) on the SGLang simulator compressed 3x; every connection is accepted (uvicorn's
+    backlog, not socketserver's 5) and the burst lasts as long as the model says."""
+    from conftest import RTX_PRO_6000_ROWS, SEED002_ARGS, SEED002_ENV, replace_value
+    scale, outputs = 3.0, perf.seed002_outputs(128)
+    port = _port()
+    argv = replace_value(replace_value(SEED002_ARGS, "--host", "127.0.0.1"), "--port", str(port))
+    sim = Sim(tmp_path, "sglang", argv, RTX_PRO_6000_ROWS, dict(SEED002_ENV, ENGINE_SIM_TIME_SCALE=str(scale)))
+    sims.append(sim)
+    wait_ready(sim, port)
+    results = {}
+
+    def client(index):
+        prompt = " ".join("w%d_%d" % (index, word) for word in range(200))
+        body = {"model": "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "prompt": prompt,
+                "max_tokens": outputs[index], "ignore_eos": True}
+        req = urllib.request.Request("http://127.0.0.1:%d/v1/completions" % port, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as response:
+            results[index] = json.loads(response.read())["usage"]["completion_tokens"]
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(outputs))]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    wall = time.monotonic() - started
+    expected = perf.burst(G7E, outputs, prompt_tokens=200, kv_tokens=17892656)
+    assert [results.get(index) for index in range(len(outputs))] == outputs
+    # The wall clock also counts starting 128 client threads and their connections on a shared
+    # machine: late by up to 20 %, never early by more than 10 %.
+    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.20, (wall * scale, expected)
+    assert metrics(port)["sglang:generation_tokens_total{engine_type=\"unified\",pp_rank=\"0\",tp_rank=\"0\"}"] \
+        == sum(outputs)
+    assert "Decode batch, #running-req: " in sim.stdout and "Prefill batch, #new-seq: " in sim.stdout
+    assert sim.stop() == 0

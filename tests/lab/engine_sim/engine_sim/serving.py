@@ -886,9 +886,14 @@ class _Stream:
         self.handler.wfile.flush()
 
 
+class _Server(ThreadingHTTPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    # uvicorn's listen backlog (--backlog, default 2048); socketserver's 5 resets a burst's
+    # connections (seed 002 sends 500 prompts at once).
+    request_queue_size = 2048
+
+
 def make_server(state: EngineState, host: str, port: int) -> ThreadingHTTPServer:
     handler = type("BoundHandler", (Handler,), {"state": state})
-    ThreadingHTTPServer.allow_reuse_address = True
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), handler)
