@@ -15,6 +15,9 @@ docstring with the field report (``shared/seeds``) it follows.
 from __future__ import annotations
 
 import math
+import re
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import metric_max, metric_sum
 
 # Figures of one concurrency level, as a load generator reports them (seed 000: guidellm 0.6.0;
 # seed 002: bench_serving). Optional ones are summarised when every used run has them.
@@ -33,6 +36,9 @@ K_TIE = 0.02
 ACCEPTANCE_COLLAPSE = 0.5
 
 
+_POSITION_RE = r'^%s\{[^}]*\bposition="(\d+)"[^}]*\}\s+(\S+)\s*$'
+
+
 class BenchError(ValueError):
     """Benchmark input that cannot be decided on; the message names the field and the fix."""
 
@@ -43,6 +49,41 @@ def _number(value, where):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise BenchError("%s: got %r; expected a number" % (where, value))
     return float(value)
+
+
+def _per_position(text, name):
+    values = {}
+    for position, value in re.findall(_POSITION_RE % re.escape(name), text or "", re.MULTILINE):
+        values[int(position)] = values.get(int(position), 0.0) + float(value)
+    return values
+
+
+def level_metrics(before, after, names):
+    """What one level's ``/metrics`` say, from the text before and after it (``names``: the
+    deployment plan's ``metrics``, _engines.METRICS of its engine).
+
+    vLLM: ``acceptance_per_pos`` = the per-position accepted-token counter's delta over the
+    drafts counter's delta (the unconditional acceptance of each draft position; seed 000 read
+    0.67 / 0.36 / 0.16 this way); SGLang: ``accept_length``, the gauge after the level. Both:
+    ``kv_cache_usage`` (the usage gauge after the level, 0-1) and ``generation_tokens`` (delta).
+    A figure the engine does not export is None.
+    """
+    figures = {"acceptance_per_pos": None, "accept_length": None, "kv_cache_usage": None,
+               "generation_tokens": None}
+    generated = metric_sum(after, names.get("generation_tokens"))
+    if generated is not None:
+        figures["generation_tokens"] = generated - (metric_sum(before, names.get("generation_tokens")) or 0.0)
+    figures["kv_cache_usage"] = metric_max(after, names.get("kv_cache_usage"))
+    if names.get("spec_drafts") and names.get("spec_accepted_per_pos"):
+        drafts = (metric_sum(after, names["spec_drafts"]) or 0.0) - (metric_sum(before, names["spec_drafts"]) or 0.0)
+        if drafts > 0:
+            start = _per_position(before, names["spec_accepted_per_pos"])
+            end = _per_position(after, names["spec_accepted_per_pos"])
+            figures["acceptance_per_pos"] = [(end[position] - start.get(position, 0.0)) / drafts
+                                             for position in sorted(end)]
+    if names.get("spec_accept_length"):
+        figures["accept_length"] = metric_max(after, names["spec_accept_length"])
+    return figures
 
 
 def _mean_std(values):

@@ -186,3 +186,36 @@ def test_gate_refuses_collapsed_acceptance_even_at_full_speed():
         b.gate({"concurrency": 32, "output_tok_s": 1}, {"concurrency": 8, "output_tok_s": 1})
     with pytest.raises(b.BenchError, match="threshold: got 10"):
         b.gate(baseline, baseline, threshold=10)
+
+
+# /metrics as vLLM 0.19 exposes them (names: shared/research/engine-facts.md; the per-position
+# counter's position label), before and after a level of 100 drafts with k=2.
+VLLM_METRICS_BEFORE = """# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="m"} 1000.0
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.0
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 400.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 260.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 150.0
+"""
+VLLM_METRICS_AFTER = """vllm:generation_tokens_total{engine="0",model_name="m"} 1203.0
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.689
+vllm:spec_decode_num_drafts_total{engine="0",model_name="m"} 500.0
+vllm:spec_decode_num_drafts_total_created{engine="0",model_name="m"} 1764000000.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="0"} 327.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="m",position="1"} 186.0
+"""
+
+
+def test_level_metrics_reads_acceptance_per_position_and_kv_usage():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._engines import METRICS
+    figures = b.level_metrics(VLLM_METRICS_BEFORE, VLLM_METRICS_AFTER, METRICS["vllm"])
+    assert figures["acceptance_per_pos"] == pytest.approx([0.67, 0.36])
+    assert figures["kv_cache_usage"] == 0.689 and figures["generation_tokens"] == 203.0
+    assert figures["accept_length"] is None
+    assert b.advise_k(figures["acceptance_per_pos"])["k"] == 2
+    sglang = b.level_metrics("", 'sglang:spec_accept_length{model_name="m",tp_rank="0"} 3.2\n'
+                                 'sglang:token_usage{model_name="m",tp_rank="0"} 0.01\n', METRICS["sglang"])
+    assert sglang == {"acceptance_per_pos": None, "accept_length": 3.2, "kv_cache_usage": 0.01,
+                      "generation_tokens": None}
+    # No drafts over the level (speculation off): no acceptance to read.
+    assert b.level_metrics(VLLM_METRICS_AFTER, VLLM_METRICS_AFTER, METRICS["vllm"])["acceptance_per_pos"] is None
