@@ -47,6 +47,21 @@ def test_seed000_time_to_first_token_grows_with_the_batch(concurrency):
     assert within(model, seed), "concurrency %d: model TTFT %.2f s, seed 000 %.1f s" % (concurrency, model, seed)
 
 
+# Seed 000 s.2 "Per-level detail": out tok/s by client concurrency at a fixed max-num-seqs (what a
+# sweep against one deployed profile measures: gb10-nvfp4-mtp-throughput 32, -latency 4).
+PER_LEVEL = {32: {1: 23.6, 4: 47.1, 8: 67.0, 16: 99.4, 32: 131.3, 64: 136.3},
+             4: {1: 23.9, 4: 47.7, 8: 46.1, 16: 45.8, 32: 45.7}}
+
+
+@pytest.mark.parametrize("max_num_seqs, concurrency", [(seqs, conc) for seqs in PER_LEVEL for conc in PER_LEVEL[seqs]])
+def test_seed000_per_level_detail(max_num_seqs, concurrency):
+    seed = PER_LEVEL[max_num_seqs][concurrency]
+    model = perf.closed_loop(GB10, concurrency, max_num_seqs, 2,
+                             max_num_batched_tokens=8192 if max_num_seqs == 32 else 2048)["output_tok_s"]
+    assert within(model, seed), "max-num-seqs %d, %d clients: model %.1f, seed %.1f" % (
+        max_num_seqs, concurrency, model, seed)
+
+
 def test_seed000_throughput_flattens_past_max_num_seqs_and_ttft_queues():
     # Seed 000 per-level detail: max-num-seqs 4 gives 47.7 at 4 and 46.1 at 8 clients; 32 gives
     # 131.3 at 32 and 136.3 at 64. Extra clients queue: TTFT grows, throughput stays.
