@@ -207,7 +207,7 @@ class EngineState:
     def _make_engine(self) -> perf.Engine:
         """The performance model for this engine on this GPU (engine_sim/perf.py); with
         ENGINE_SIM_TOKEN_LATENCY set, a fixed step time instead (the simulator before the model)."""
-        name = perf.profile_for(self.engine, getattr(self.plan, "gpu_name", ""))
+        name = perf.profile_for(self.engine)
         if self.engine == "vllm":
             budget = self.plan.max_num_batched_tokens
             kv_tokens = None if self.plan.model.hybrid_mamba else self.plan.kv_cache_tokens
@@ -243,7 +243,7 @@ class EngineState:
             return self.plan.prefix_caching
         return not self.plan.server_args["disable_radix_cache"]
 
-    def kv_usage(self, active_tokens: int = 0) -> float:
+    def kv_usage(self) -> float:
         return self.sim.kv_usage()
 
     # ------------------------------------------------------------------ generation
@@ -477,7 +477,7 @@ class EngineState:
                     "accepted": window["accepted"], "per_pos": window["per_pos"],
                     "accepted_tps": window["accepted"] / interval, "drafted_tps": window["draft_tokens"] / interval}
         vllm_log.stats_lines(self.printer, self.plan, window["prompt"] / interval, window["generation"] / interval,
-                             running, waiting, self.kv_usage(0), hit_rate, spec)
+                             running, waiting, self.kv_usage(), hit_rate, spec)
 
     # ------------------------------------------------------------------ metrics
     def metrics_text(self) -> str:
@@ -502,7 +502,7 @@ class EngineState:
             running, waiting, per_pos = self.running, self.waiting, list(self.per_pos)
         metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", running)
         metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
-        metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", self.kv_usage(0))
+        metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", self.kv_usage())
         metric("vllm:prefix_cache_queries", "counter",
                "Prefix cache queries, in terms of number of queried tokens.", counters["prefix_queries"])
         metric("vllm:prefix_cache_hits", "counter",
@@ -554,7 +554,7 @@ class EngineState:
         metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", waiting)
         metric("sglang:num_used_tokens", "gauge", "The number of used tokens.",
                sum(seq.prefilled + seq.generated for seq in list(self.sim.running)))
-        metric("sglang:token_usage", "gauge", "The token usage.", self.kv_usage(0))
+        metric("sglang:token_usage", "gauge", "The token usage.", self.kv_usage())
         if self.plan.model.hybrid_mamba:
             metric("sglang:mamba_usage", "gauge", "The mamba usage.", running / max(self.plan.mamba_cache_size, 1))
         metric("sglang:gen_throughput", "gauge", "The generation throughput (token/s).", self.last_throughput)
@@ -769,7 +769,7 @@ class Handler(BaseHTTPRequestHandler):
         if stream:
             stream.finish(result)
             return
-        self._respond(kind, body, result)
+        self._respond(kind, result)
 
     def _authorised(self) -> bool:
         # vLLM: `args.api_key or envs.VLLM_API_KEY` (vllm/entrypoints/openai/api_server.py).
@@ -780,7 +780,7 @@ class Handler(BaseHTTPRequestHandler):
         keys = keys if isinstance(keys, list) else [keys]
         return self.headers.get("authorization", "") in {f"Bearer {key}" for key in keys}
 
-    def _respond(self, kind: str, body: dict, result: dict) -> None:
+    def _respond(self, kind: str, result: dict) -> None:
         state = self.state
         usage = _usage(result)
         created = int(time.time())
@@ -859,11 +859,11 @@ class _Stream:
             self.first = False
         return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
 
-    def tokens(self, pieces: list) -> None:
+    def tokens(self, deltas: list) -> None:
         """One engine step's tokens: one chunk per kind (reasoning, content) in this step."""
         self._start()
         groups: list = []
-        for field, text in pieces:
+        for field, text in deltas:
             if groups and groups[-1][0] == field:
                 groups[-1][1] += text
             else:
