@@ -301,7 +301,7 @@ def choose(sweep, objective):
                              % (index, entry))
         figures = {"output_tok_s": _number(entry.get("output_tok_s"), "sweep[%d].output_tok_s" % index)}
         broken = []
-        for key, figure, lower, limit in bounds:
+        for dummy, figure, lower, limit in bounds:
             value = _number(entry.get(figure), "sweep[%d].%s" % (index, figure))
             figures[figure] = value
             if (value < limit) if lower else (value > limit):
