@@ -141,9 +141,11 @@ class Histogram:
 class Request:
     """One request in the engine: its tokens arrive over wall-clock time through ``deliveries``."""
 
-    def __init__(self, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop"):
+    def __init__(self, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop",
+                 streaming: bool = False):
         self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
         self.finish_reason = finish_reason
+        self.streaming = streaming  # wake the handler per step only when it streams
         self.deliveries: queue.Queue = queue.Queue()
         self.arrival = time.time()
         self.first_token: float | None = None
@@ -278,7 +280,7 @@ class EngineState:
             raise EngineDead()
         self._runtime_fault(index)
         hits = self._prefix_lookup(prompt)
-        request = Request(prompt_tokens, completion_tokens, finish)
+        request = Request(prompt_tokens, completion_tokens, finish, streaming=on_tokens is not None)
         probs = perf.conditional(perf.acceptance(self.sim.p, temperature, self.k)) if self.k else []
         seq = perf.Sequence(max(prompt_tokens - hits, 1), completion_tokens, probs,
                             zlib.crc32(f"{index}|{prompt}".encode()), tag=request)
@@ -394,7 +396,7 @@ class EngineState:
             else:
                 self.itl.observe(now - request.last_token)
             request.last_token = now
-            if seq not in finished:
+            if request.streaming and seq not in finished:
                 request.deliveries.put(("tokens", count))
         decode_line = self.engine == "sglang" and result.kind != "prefill" and \
             self.decode_steps % DECODE_LOG_INTERVAL == 0
@@ -413,7 +415,9 @@ class EngineState:
         if decode_line:
             self._decode_line(now, result)
         for seq in result.finished:
-            seq.tag.deliveries.put(("done", result.tokens.get(seq, 0)))
+            request = seq.tag
+            count = result.tokens.get(seq, 0) if request.streaming else request.completion_tokens
+            request.deliveries.put(("done", count))
 
     def _decode_line(self, now: float, result) -> None:
         log = self.decode_log
