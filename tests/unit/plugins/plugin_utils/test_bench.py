@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _bench as b
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import apply_overrides, load_profile
 
 # Seed 002, burst (500 prompts, 200/200, --seed 1): R1 cold, R2-R3 warm.
@@ -148,6 +149,15 @@ def test_overlay_is_what_the_profile_takes():
     profile = apply_overrides(load_profile("gb10-nvfp4-mtp-throughput"), overrides)
     assert profile["args"]["max-num-seqs"] == 16
     assert profile["args"]["speculative_config.num_speculative_tokens"] == 1
+    # Deployed and proven with the derived expectations of the deployment plan.
+    options = {"name": "inferops-serving", "port": 8101, "network_mode": "host", "secret_env": [],
+               "engine_cache_dir": "/var/cache/inferops-serving/inferops-serving",
+               "smoke": {"prompt": "What is 2+2?", "expect": "4", "max_tokens": 1024}}
+    deployment = plan("gb10-nvfp4-mtp-throughput", options, overrides=overrides)
+    assert deployment["expect"]["max_num_seqs"] == 16 and deployment["expect"]["num_speculative_tokens"] == 1
+    eagle = b.overlay({"max_num_seqs": 48, "k": 2}, {}, engine="sglang")["server_profile_overrides"]
+    expect = plan("g7e-fp8-sglang-eagle", options, overrides=eagle)["expect"]
+    assert expect["max_num_seqs"] == 48 and expect["num_speculative_tokens"] == 2
     sglang = b.overlay({"max_num_seqs": 64, "k": 2, "max_num_batched_tokens": 16384}, {}, engine="sglang")
     assert sglang["server_profile_overrides"]["args"] == {
         "max-running-requests": 64, "chunked-prefill-size": 16384, "speculative-num-steps": 2,
