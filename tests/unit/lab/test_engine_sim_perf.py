@@ -205,7 +205,8 @@ def test_streaming_follows_the_model_in_wall_clock_time(tmp_path, sims):
     assert after["vllm:spec_decode_num_draft_tokens_total"] == 2 * drafts
     assert abs(pos0 / drafts - 0.67) < 0.12 and abs(pos1 / drafts - 0.36) < 0.12
     assert all(arrivals[index][1]["completion_tokens"] == output for index in range(streams))
-    assert within(wall * scale, expected["duration_s"], 0.15), (wall * scale, expected)
+    # Never early (tokens come over time, as the model says); late by up to 25 % on a shared machine.
+    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.25, (wall * scale, expected)
     for times, dummy in arrivals.values():
         # Streamed over time: about one chunk per engine step (2.03 tokens per step), the first
         # after the prefill and the last at the end.
@@ -257,8 +258,8 @@ def test_sglang_burst_follows_the_model_in_wall_clock_time(tmp_path, sims):
     expected = perf.burst(G7E, outputs, prompt_tokens=200, kv_tokens=17892656)
     assert [results.get(index) for index in range(len(outputs))] == outputs
     # The wall clock also counts starting 128 client threads and their connections on a shared
-    # machine: late by up to 20 %, never early by more than 10 %.
-    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.20, (wall * scale, expected)
+    # 2-core machine (other jobs running): late by up to 35 %, never early by more than 10 %.
+    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.35, (wall * scale, expected)
     assert metrics(port)["sglang:generation_tokens_total{engine_type=\"unified\",pp_rank=\"0\",tp_rank=\"0\"}"] \
         == sum(outputs)
     assert "Decode batch, #running-req: " in sim.stdout and "Prefill batch, #new-seq: " in sim.stdout
