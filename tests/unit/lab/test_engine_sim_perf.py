@@ -14,8 +14,10 @@ import time
 import urllib.request
 
 import pytest
-from conftest import GB10_ROWS, SEED000_ENV, SEED000_MODEL, seed000_args
+from conftest import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
+                      replace_value, seed000_args)
 from engine_sim import perf
+from engine_sim.serving import runtime_fault, time_scale
 from test_engine_sim_process import Sim, wait_ready
 
 GB10 = perf.params("gb10-vllm")
@@ -217,7 +219,6 @@ def test_streaming_follows_the_model_in_wall_clock_time(tmp_path, sims):
 
 def test_slow_nightly_fault_from_the_environment():
     # tests/lab/nightly.sh build VERSION slow_nightly [SLOWDOWN] bakes these into the image.
-    from engine_sim.serving import runtime_fault, time_scale
     fault = runtime_fault({"ENGINE_SIM_FAULT": "slow_nightly", "ENGINE_SIM_SLOWDOWN": ""})
     assert fault.name == "slow_nightly" and fault.after_requests == 0
     assert fault.slow_factor == pytest.approx(1 / 0.7)
@@ -230,7 +231,6 @@ def test_sglang_burst_follows_the_model_in_wall_clock_time(tmp_path, sims):
     """Seed 002's burst shape, smaller: 128 completions at once (200-token prompts, 2..200 output
     tokens) on the SGLang simulator compressed 3x; every connection is accepted (uvicorn's
     backlog, not socketserver's 5) and the burst lasts as long as the model says."""
-    from conftest import RTX_PRO_6000_ROWS, SEED002_ARGS, SEED002_ENV, replace_value
     scale, outputs = 3.0, perf.seed002_outputs(128)
     port = _port()
     argv = replace_value(replace_value(SEED002_ARGS, "--host", "127.0.0.1"), "--port", str(port))
