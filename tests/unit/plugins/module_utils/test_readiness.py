@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Readiness decisions: stall budgets per phase, first deploy or restart, progress and verdict."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.module_utils import _readiness as r
+from ansible_collections.inferops.serving.plugins.module_utils._engine_logs import STARTUP_PHASE_NAMES
+
+
+def test_every_phase_but_ready_has_a_budget():
+    for table in (r.RESTART_BUDGETS, r.FIRST_DEPLOY_BUDGETS):
+        assert set(table) == set(STARTUP_PHASE_NAMES) - {"ready"}
+
+
+def test_first_deploy_covers_seed_002s_45_minutes_of_weight_processing():
+    # seed 002: first deploy ~45 min of FP8 ModelOpt processing; a restart loads weights in ~14 s
+    assert r.budgets(True)["weight_loading"] > 45 * 60
+    assert 14 < r.budgets(False)["weight_loading"] < 45 * 60
+    assert all(r.budgets(True)[p] >= r.budgets(False)[p] for p in r.RESTART_BUDGETS)
+
+
+def test_stall_timeout_replaces_every_budget_and_phase_budgets_win():
+    table = r.budgets(False, stall_timeout=120, phase_budgets={"cuda_graphs": 30})
+    assert table["cuda_graphs"] == 30
+    assert set(v for k, v in table.items() if k != "cuda_graphs") == {120}
+    assert r.budgets(True, stall_timeout=None, phase_budgets={}) == r.FIRST_DEPLOY_BUDGETS
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"phase_budgets": {"warmup": 10}}, "server_ready_phase_budgets has the unknown phase 'warmup'; the phases are "
+                                        "process_start, engine_init, weight_loading"),
+    ({"phase_budgets": {"compile": -5}}, "server_ready_phase_budgets.compile must be a whole number of seconds > 0"),
+    ({"phase_budgets": {"compile": "soon"}}, "server_ready_phase_budgets.compile must be a whole number"),
+    ({"phase_budgets": {"compile": 1.5}}, "server_ready_phase_budgets.compile must be a whole number"),
+    ({"stall_timeout": True}, "server_ready_stall_timeout must be a whole number"),
+])
+def test_bad_budgets_name_the_variable(kwargs, text):
+    with pytest.raises(r.BudgetError, match=None) as info:
+        r.budgets(False, **kwargs)
+    assert str(info.value).startswith(text)
+
+
+MODEL = "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8"
+
+
+@pytest.mark.parametrize("setting, model, history, expected", [
+    ("auto", MODEL, [], True),
+    ("auto", MODEL, [{"profile": {"model": "other/model"}}], True),
+    ("auto", MODEL, [{"profile": {"model": "other/model"}}, {"profile": {"model": MODEL}}], False),
+    ("auto", "/models/local-checkpoint", [], False),
+    ("auto", MODEL, [None, {"profile": "broken"}], True),
+    (True, MODEL, [{"profile": {"model": MODEL}}], True),
+    ("false", MODEL, [], False),
+])
+def test_first_deploy(setting, model, history, expected):
+    assert r.first_deploy(setting, model, history) is expected
+
+
+def test_first_deploy_refuses_an_unknown_setting():
+    with pytest.raises(r.BudgetError, match="server_ready_first_deploy must be auto, true or false"):
+        r.first_deploy("maybe", MODEL, [])
+
+
+START = "2026-11-30T17:00:00.000000000Z"
+
+
+def test_track_first_record_starts_the_clock_at_the_last_bytes():
+    assert r.track(None, START, "weight_loading", 100, now=1030.0, last_data_at=1000.0) == {
+        "started_at": START, "phase": "weight_loading", "bytes": 100, "activity_at": 1000.0}
+    assert r.track(None, START, "process_start", 0, now=1030.0)["activity_at"] == 1030.0
+
+
+def test_track_new_bytes_or_phase_are_activity_silence_is_not():
+    first = r.track(None, START, "weight_loading", 100, now=1030.0, last_data_at=1000.0)
+    silent = r.track(first, START, "weight_loading", 100, now=1060.0, last_data_at=None)
+    assert silent["activity_at"] == 1000.0
+    moved = r.track(silent, START, "weight_loading", 180, now=1090.0, last_data_at=1075.0)
+    assert moved["activity_at"] == 1075.0
+    # a replay of the old log at the start of a wait is no activity (bytes unchanged)
+    replayed = r.track(moved, START, "weight_loading", 180, now=1120.0, last_data_at=1091.0)
+    assert replayed["activity_at"] == 1075.0
+
+
+def test_track_ignores_the_record_of_another_container_start():
+    other = {"started_at": "2026-11-30T16:00:00Z", "phase": "cuda_graphs", "bytes": 9999, "activity_at": 5.0}
+    assert r.track(other, START, "engine_init", 10, now=1000.0, last_data_at=999.0)["activity_at"] == 999.0
+
+
+BUDGETS = r.budgets(False)
+
+
+@pytest.mark.parametrize("args, verdict, text", [
+    ((True, "ready", 95, 0), r.READY, "ready after 95 s"),
+    ((False, "weight_loading", 95, 10), r.WAITING, "weight_loading, 95 s"),
+    ((False, "weight_loading", 1000, 899), r.WAITING, "weight_loading, 1000 s"),
+    ((False, "weight_loading", 1000, 900), r.STUCK,
+     "the start is stuck in phase weight_loading (weight download and loading (a first deploy downloads and "
+     "processes the checkpoint here)): no new log line for 900 s (its stall budget is 900 s, "
+     "server_ready_phase_budgets.weight_loading), 1000 s after the container started"),
+    ((False, "cuda_graphs", 1800, 5), r.TIMEOUT,
+     "the server was not ready after 1800 s (the cap, server_ready_timeout 1800 s), still in phase cuda_graphs"),
+])
+def test_verdict(args, verdict, text):
+    got, message = r.verdict(*args, stall_budgets=BUDGETS, cap=1800)
+    assert got == verdict
+    assert message.startswith(text)
+
+
+def test_a_phase_without_budget_is_never_stuck_before_the_cap():
+    assert r.verdict(False, "ready", 100, 10 ** 6, {}, cap=1800)[0] == r.WAITING
