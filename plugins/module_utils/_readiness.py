@@ -137,3 +137,33 @@ def verdict(ready, phase, elapsed, idle, stall_budgets, cap):
                        "server_ready_phase_budgets.%s), %d s after the container started"
                        % (phase, describe_phase(phase), idle, budget, phase, elapsed))
     return WAITING, "%s, %d s" % (phase, elapsed)
+
+
+def start_proven(state, spec_sha256, started_at):
+    """Whether the running container's start was proven: the host's last known-good is this spec,
+    recorded with this very ``started_at`` (a start the controller never finished proving - it died
+    during the wait, or the watchdog restarted the engine since - is not)."""
+    current = (state or {}).get("last_known_good") or {}
+    return bool(started_at) and current.get("spec_sha256") == spec_sha256 and current.get("started_at") == started_at
+
+
+def plan(deployment, state=None, started_at=None, setting="auto", restart_timeout=1800, first_deploy_timeout=5400,
+         stall_timeout=None, phase_budgets=None, wait_chunk=30):
+    """How the role waits for this deployment's engine: ``{first_deploy, timeout, budgets, wait_chunk,
+    retries, proven}``. Raises BudgetError naming the variable for a setting it cannot use."""
+    history = list((state or {}).get("history") or [])
+    if (state or {}).get("last_known_good"):
+        history.append(state["last_known_good"])
+    first = first_deploy(setting, (deployment or {}).get("model"), history)
+    timeout = _seconds(first_deploy_timeout if first else restart_timeout,
+                       "server_ready_first_deploy_timeout" if first else "server_ready_timeout")
+    chunk = _seconds(wait_chunk, "server_ready_wait_chunk")
+    return {
+        "first_deploy": first,
+        "timeout": timeout,
+        "budgets": budgets(first, stall_timeout, phase_budgets),
+        "wait_chunk": chunk,
+        # one bounded wait per chunk up to the cap, and one more: the module itself fails at the cap
+        "retries": -(-timeout // chunk) + 1,
+        "proven": start_proven(state, (deployment or {}).get("spec_sha256"), started_at),
+    }

@@ -109,3 +109,42 @@ def test_verdict(args, verdict, text):
 
 def test_a_phase_without_budget_is_never_stuck_before_the_cap():
     assert r.verdict(False, "ready", 100, 10 ** 6, {}, cap=1800)[0] == r.WAITING
+
+
+SPEC = "a" * 64
+STATE = {"last_known_good": {"spec_sha256": SPEC, "started_at": START, "profile": {"model": MODEL}},
+         "history": [{"spec_sha256": SPEC, "started_at": START, "profile": {"model": MODEL}}]}
+
+
+@pytest.mark.parametrize("state, spec, started_at, proven", [
+    (STATE, SPEC, START, True),
+    # the controller died during the wait: the running start was never recorded
+    (STATE, SPEC, "2026-11-30T18:00:00.000000000Z", False),
+    ({"last_known_good": {"spec_sha256": SPEC}}, SPEC, START, False),  # a record of an older version
+    (STATE, "b" * 64, START, False),
+    ({}, SPEC, START, False),
+    (STATE, SPEC, None, False),
+])
+def test_start_proven(state, spec, started_at, proven):
+    assert r.start_proven(state, spec, started_at) is proven
+
+
+def test_plan_of_a_first_deploy_and_of_a_restart():
+    deployment = {"model": MODEL, "spec_sha256": SPEC}
+    first = r.plan(deployment, {}, None, restart_timeout=1800, first_deploy_timeout=5400, wait_chunk=30)
+    assert first == {"first_deploy": True, "timeout": 5400, "budgets": r.FIRST_DEPLOY_BUDGETS, "wait_chunk": 30,
+                     "retries": 181, "proven": False}
+    again = r.plan(deployment, STATE, START, restart_timeout=1800, wait_chunk=30, stall_timeout=300)
+    assert again["first_deploy"] is False and again["timeout"] == 1800 and again["retries"] == 61
+    assert set(again["budgets"].values()) == {300} and again["proven"] is True
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"wait_chunk": 0}, "server_ready_wait_chunk must be a whole number of seconds > 0, not 0"),
+    ({"restart_timeout": "1800s", "setting": False}, "server_ready_timeout must be a whole number"),
+    ({"first_deploy_timeout": None}, "server_ready_first_deploy_timeout must be a whole number"),
+])
+def test_plan_refuses_bad_settings(kwargs, text):
+    with pytest.raises(r.BudgetError) as info:
+        r.plan({"model": MODEL, "spec_sha256": SPEC}, {}, None, **kwargs)
+    assert str(info.value).startswith(text)
