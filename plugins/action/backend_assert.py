@@ -19,14 +19,27 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 
-def carried_progress(args, task_vars, register):
-    """The module arguments of this attempt: ``progress`` of the registered previous attempt added."""
+def carried_progress(args, task_vars, register, resolve=None):
+    """The module arguments of this attempt: ``progress`` of the registered previous attempt added.
+
+    ``resolve(name)`` returns the value of a registered variable that is still an expression
+    (ansible-core 2.19+ injects the lazy ``_task.polymorphic_result`` for the task's own register).
+    """
     args = dict(args)
     if not args.get("wait_chunk") or args.get("progress") is not None or not register:
         return args
-    previous = (task_vars or {}).get(register)
-    if isinstance(previous, dict) and isinstance(previous.get("progress"), dict):
-        args["progress"] = previous["progress"]
+    # ansible-core <= 2.18: the variable's name; 2.19+: {name: projection} (the whole result by default)
+    names = [register] if isinstance(register, str) else list(register) if isinstance(register, dict) else []
+    for name in names:
+        previous = (task_vars or {}).get(name)
+        if previous is not None and not isinstance(previous, dict) and resolve is not None:
+            try:
+                previous = resolve(name)
+            except Exception:  # pylint: disable=broad-except
+                previous = None  # no previous attempt of this task: nothing to carry
+        if isinstance(previous, dict) and isinstance(previous.get("progress"), dict):
+            args["progress"] = previous["progress"]
+            break
     return args
 
 
@@ -42,10 +55,17 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
     _supports_async = True
 
+    def _resolver(self, task_vars):
+        """``name -> value`` of a variable through the templar (ansible-core 2.19+), else None."""
+        if not hasattr(self._templar, "resolve_variable_expression"):
+            return None
+        templar = self._templar.copy_with_new_env(available_variables=task_vars or {})
+        return templar.resolve_variable_expression
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp  # tmp no longer has any effect
-        args = carried_progress(self._task.args, task_vars, self._task.register)
+        args = carried_progress(self._task.args, task_vars, self._task.register, self._resolver(task_vars))
         wrap_async = self._task.async_val and not self._connection.has_native_async
         result.update(self._execute_module(module_name="inferops.serving.backend_assert", module_args=args,
                                            task_vars=task_vars, wrap_async=wrap_async))

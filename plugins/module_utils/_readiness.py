@@ -133,9 +133,9 @@ def verdict(ready, phase, elapsed, idle, stall_budgets, cap):
                          % (elapsed, cap, phase, describe_phase(phase)))
     budget = stall_budgets.get(phase)
     if budget is not None and idle >= budget:
-        return STUCK, ("the start is stuck in phase %s (%s): no new log line for %d s (its stall budget is %d s, "
-                       "server_ready_phase_budgets.%s), %d s after the container started"
-                       % (phase, describe_phase(phase), idle, budget, phase, elapsed))
+        return STUCK, ("the start is stuck in phase %s (%s): no new log line for %d s (its stall budget is %d s), "
+                       "%d s after the container started; if this phase is slow but alive, raise "
+                       "server_ready_phase_budgets.%s" % (phase, describe_phase(phase), idle, budget, elapsed, phase))
     return WAITING, "%s, %d s" % (phase, elapsed)
 
 

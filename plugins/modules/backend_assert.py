@@ -571,7 +571,9 @@ def run_module():
             output["progress"] = progress
             if verdict == _readiness.WAITING:
                 # Not ready yet and moving: a small result for the next bounded wait (until / retries).
-                module.exit_json(msg=text, ready=False, container_state=container_state(state), **output)
+                if output.get("phase_line"):
+                    output["phase_line"] = output["phase_line"][:300]
+                module.exit_json(msg=text, ready=False, **output)
             stalled = [text + "; the last log lines: " + " | ".join(
                 line[:300] for line in list(scanner.context)[-5:] if line.strip())]
         elif chunked:

@@ -13,6 +13,25 @@ def test_the_previous_attempts_progress_is_passed_on():
     assert args == {"container": "c", "wait_chunk": 30, "progress": PROGRESS}
 
 
+def test_the_register_of_ansible_core_2_19_and_later_is_a_projection():
+    args = action.carried_progress({"wait_chunk": 30}, {"backends": {"progress": PROGRESS}},
+                                   {"backends": "_task.polymorphic_result"})
+    assert args["progress"] == PROGRESS
+
+
+def test_a_lazy_registered_value_is_resolved_by_name():
+    # ansible-core 2.19+: the task's own register is an expression object until resolved
+    lazy = object()
+    args = action.carried_progress({"wait_chunk": 30}, {"backends": lazy}, {"backends": "_task.polymorphic_result"},
+                                   resolve={"backends": {"progress": PROGRESS}}.get)
+    assert args["progress"] == PROGRESS
+
+    def unavailable(name):
+        raise RuntimeError("The _task.polymorphic_result property is unavailable.")
+    args = action.carried_progress({"wait_chunk": 30}, {"backends": lazy}, {"backends": "x"}, resolve=unavailable)
+    assert "progress" not in args
+
+
 def test_nothing_to_carry_without_a_chunk_a_register_or_a_previous_result():
     assert "progress" not in action.carried_progress({"container": "c"}, {"r": {"progress": PROGRESS}}, "r")
     assert "progress" not in action.carried_progress({"container": "c", "wait_chunk": 30}, {}, "r")

@@ -96,8 +96,8 @@ BUDGETS = r.budgets(False)
     ((False, "weight_loading", 1000, 899), r.WAITING, "weight_loading, 1000 s"),
     ((False, "weight_loading", 1000, 900), r.STUCK,
      "the start is stuck in phase weight_loading (weight download and loading (a first deploy downloads and "
-     "processes the checkpoint here)): no new log line for 900 s (its stall budget is 900 s, "
-     "server_ready_phase_budgets.weight_loading), 1000 s after the container started"),
+     "processes the checkpoint here)): no new log line for 900 s (its stall budget is 900 s), 1000 s after the "
+     "container started; if this phase is slow but alive, raise server_ready_phase_budgets.weight_loading"),
     ((False, "cuda_graphs", 1800, 5), r.TIMEOUT,
      "the server was not ready after 1800 s (the cap, server_ready_timeout 1800 s), still in phase cuda_graphs"),
 ])

@@ -408,7 +408,8 @@ def test_chunk_fails_a_start_stuck_in_its_phase_with_the_last_lines(run_module, 
                                                  "phase_budgets": {"weight_loading": 600}})
     assert failed
     assert result["msg"].startswith("the start is stuck in phase weight_loading (")
-    assert "its stall budget is 600 s, server_ready_phase_budgets.weight_loading" in result["msg"]
+    assert "(its stall budget is 600 s)" in result["msg"] and "raise server_ready_phase_budgets.weight_loading" \
+        in result["msg"]
     assert "the last log lines: " in result["msg"] and "Using AttentionBackendEnum.TRITON_ATTN" in result["msg"]
     assert result["ready"] is False and result["phase"] == "weight_loading"
 
