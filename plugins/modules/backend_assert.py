@@ -123,7 +123,7 @@ options:
     type: int
   phase_budgets:
     description:
-      - Seconds per start-up phase without a new log line, for example C({weight_loading: 3600}),
+      - Seconds per start-up phase without a new log line, for example C(weight_loading=3600) as a mapping,
         over the defaults (and O(stall_timeout)). Phases are C(process_start), C(engine_init),
         C(weight_loading), C(compile), C(kv_cache), C(cuda_graphs), C(server_start).
         Used with O(wait_chunk).
