@@ -96,8 +96,16 @@ def first_deploy(setting, model, history):
     return True
 
 
-def track(previous, started_at, phase, size, now, last_data_at=None):
-    """The progress record after one bounded wait: ``{started_at, phase, bytes, activity_at}``.
+def restarted(previous, container_id, started_at):
+    """Whether the container of the previous wait (``previous``: its progress record) was started
+    again since: the same container, another start (its restart policy after a crash between two
+    waits). A record of another container (a rollback's new one) or without an id says nothing."""
+    return (isinstance(previous, dict) and bool(container_id) and previous.get("container_id") == container_id
+            and previous.get("started_at") != started_at)
+
+
+def track(previous, started_at, phase, size, now, last_data_at=None, container_id=None):
+    """The progress record after one bounded wait: ``{container_id, started_at, phase, bytes, activity_at}``.
 
     ``previous`` is the record of the wait before (None, or one of another container start:
     ignored); ``size`` the log bytes read since the start; ``last_data_at`` when bytes last
@@ -105,12 +113,13 @@ def track(previous, started_at, phase, size, now, last_data_at=None):
     activity time stands. A first record starts the stall clock at ``last_data_at`` or ``now``.
     """
     if not isinstance(previous, dict) or previous.get("started_at") != started_at:
-        return {"started_at": started_at, "phase": phase, "bytes": size,
+        return {"container_id": container_id, "started_at": started_at, "phase": phase, "bytes": size,
                 "activity_at": last_data_at if last_data_at is not None else now}
     activity = previous.get("activity_at", now)
     if size > previous.get("bytes", 0) or phase != previous.get("phase"):
         activity = last_data_at if last_data_at is not None and last_data_at >= activity else now
-    return {"started_at": started_at, "phase": phase, "bytes": size, "activity_at": activity}
+    return {"container_id": container_id, "started_at": started_at, "phase": phase, "bytes": size,
+            "activity_at": activity}
 
 
 def describe_phase(phase):

@@ -366,8 +366,9 @@ elapsed:
   type: int
 progress:
   description:
-    - The stall clock of this container start (C(started_at), C(phase), C(bytes), C(activity_at)),
-      for O(progress) of the next call.
+    - The stall clock of this container start (C(container_id), C(started_at), C(phase), C(bytes),
+      C(activity_at)), for O(progress) of the next call. A next call that finds the same container
+      started again since fails (it crashed between the two waits).
   returned: with O(wait_chunk)
   type: dict
 container_state:
@@ -462,6 +463,7 @@ class StartupWatch(object):
         self.size = 0
         self.last_data_at = None
         self.called_at = clock()
+        self.container_id = None
 
     def feeder(self, scanner):
         def feed(data):
@@ -485,7 +487,7 @@ class StartupWatch(object):
 
     def progress(self, state, previous):
         return _readiness.track(previous, state.get("StartedAt"), self.phases.phase, self.size, self.clock(),
-                                self.last_data_at)
+                                self.last_data_at, self.container_id)
 
 
 def run_module():
@@ -553,8 +555,21 @@ def run_module():
         try:
             deadline = time.time() + params["wait_timeout"]
             if chunked:
-                deadline = watch.chunk_deadline(client.inspect(params["container"]).get("State") or {},
-                                                params["wait_chunk"], params["wait_timeout"])
+                info = client.inspect(params["container"])
+                watch.container_id = info.get("Id")
+                before = info.get("State") or {}
+                if _readiness.restarted(params["progress"], watch.container_id, before.get("StartedAt")):
+                    # Stopped and started again by its restart policy between two waits: the crash
+                    # is in the previous start's log (the rescue reads the whole log for it).
+                    output.update(watch.report(before), container_state=container_state(before))
+                    text = ("container %s stopped and was started again by its restart policy since the previous "
+                            "wait (then started at %s, now at %s, exit code %s): the engine crashed during its "
+                            "start; its log since the earlier start has the cause" % (
+                                params["container"], params["progress"].get("started_at"), before.get("StartedAt"),
+                                before.get("ExitCode")))
+                    module.fail_json(msg=text, ready=False, fatal={"kind": "container_exited", "line": text,
+                                                                   "line_number": None, "context": []}, **output)
+                deadline = watch.chunk_deadline(before, params["wait_chunk"], params["wait_timeout"])
             feed = watch.feeder(scanner) if watch is not None else lambda data: feed_bytes(scanner, data)
             state, reason = follow_container(client, params["container"], scanner, feed, deadline=deadline,
                                              since=since, line_cap=LINE_CAP)

@@ -66,8 +66,8 @@ START = "2026-11-30T17:00:00.000000000Z"
 
 
 def test_track_first_record_starts_the_clock_at_the_last_bytes():
-    assert r.track(None, START, "weight_loading", 100, now=1030.0, last_data_at=1000.0) == {
-        "started_at": START, "phase": "weight_loading", "bytes": 100, "activity_at": 1000.0}
+    assert r.track(None, START, "weight_loading", 100, now=1030.0, last_data_at=1000.0, container_id="c0ffee") == {
+        "container_id": "c0ffee", "started_at": START, "phase": "weight_loading", "bytes": 100, "activity_at": 1000.0}
     assert r.track(None, START, "process_start", 0, now=1030.0)["activity_at"] == 1030.0
 
 
@@ -85,6 +85,18 @@ def test_track_new_bytes_or_phase_are_activity_silence_is_not():
 def test_track_ignores_the_record_of_another_container_start():
     other = {"started_at": "2026-11-30T16:00:00Z", "phase": "cuda_graphs", "bytes": 9999, "activity_at": 5.0}
     assert r.track(other, START, "engine_init", 10, now=1000.0, last_data_at=999.0)["activity_at"] == 999.0
+
+
+@pytest.mark.parametrize("previous, container_id, started_at, expected", [
+    ({"container_id": "c0ffee", "started_at": START}, "c0ffee", "2026-11-30T17:05:00Z", True),
+    ({"container_id": "c0ffee", "started_at": START}, "c0ffee", START, False),
+    # a rollback's new container, or a record without an id (another version): nothing to say
+    ({"container_id": "c0ffee", "started_at": START}, "beef", "2026-11-30T17:05:00Z", False),
+    ({"started_at": START}, "c0ffee", "2026-11-30T17:05:00Z", False),
+    (None, "c0ffee", START, False),
+])
+def test_restarted_between_two_waits(previous, container_id, started_at, expected):
+    assert r.restarted(previous, container_id, started_at) is expected
 
 
 BUDGETS = r.budgets(False)

@@ -459,3 +459,21 @@ def test_one_long_wait_names_the_phase_it_timed_out_in(run_module, docker):
     assert failed
     assert result["msg"].startswith("the server was not ready after 1s (no \"Application startup complete.\" line "
                                     "yet), in start-up phase weight_loading")
+
+
+def test_chunk_a_container_started_again_since_the_previous_wait_failed(run_module, docker):
+    # its restart policy brought it back between two waits: the crash of the earlier start counts
+    fake, host = _loading_docker(docker, 10)
+    previous = {"container_id": "c0ffee", "started_at": _started(60), "phase": "cuda_graphs", "bytes": 9000,
+                "activity_at": time.time() - 15}
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 30, "progress": previous})
+    assert failed and result["fatal"]["kind"] == "container_exited"
+    assert result["msg"].startswith("container engine stopped and was started again by its restart policy since "
+                                    "the previous wait (then started at %s, now at %s" % (previous["started_at"],
+                                                                                          fake.STARTED))
+    assert fake.queries == []
+    # the same start as before: the wait goes on
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 1, "progress": dict(previous, started_at=fake.STARTED)})
+    assert not failed and result["progress"]["container_id"] == "c0ffee"
