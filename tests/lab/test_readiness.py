@@ -22,7 +22,11 @@ import time
 
 import pytest
 
-from test_rollout import CANARY, HOSTS, ROOT, container, exec_on, fleet, playbook, recap, serving  # noqa: F401
+import test_rollout
+from test_rollout import CANARY, HOSTS, ROOT, container, exec_on, recap, serving
+
+# The rollout tests' fleet (two simulated Sparks from a temporary inventory), built for this module too.
+fleet = test_rollout.fleet
 
 pytestmark = pytest.mark.lab
 

@@ -116,8 +116,8 @@ def test_the_other_engines_lines_do_not_count():
 
 
 def test_a_progress_bar_updated_with_carriage_returns_counts_as_its_last_state():
-    bar = "Capturing CUDA graphs (PIECEWISE):   0%|  | 0/3\rCapturing CUDA graphs (PIECEWISE): 100%|###| 3/3\r"
-    assert el.phase_of_line(bar, "vllm")[0] == "cuda_graphs"
+    progress_bar = "Capturing CUDA graphs (PIECEWISE):   0%|  | 0/3\rCapturing CUDA graphs (PIECEWISE): 100%|###| 3/3\r"
+    assert el.phase_of_line(progress_bar, "vllm")[0] == "cuda_graphs"
 
 
 def test_access_log_paths_never_move_the_phase():
