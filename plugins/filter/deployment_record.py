@@ -35,6 +35,9 @@ options:
   validated_at:
     description: When the proof passed (UTC, ISO 8601).
     type: str
+  started_at:
+    description: The proven container's C(State.StartedAt) (the start this proof is of).
+    type: str
 """
 
 EXAMPLES = r"""
@@ -47,7 +50,7 @@ RETURN = r"""
 _value:
   description:
     - C(profile), C(options), C(spec), C(image), C(digest), C(argv_sha256), C(spec_sha256),
-      C(engine_version), C(validated_at), C(evidence).
+      C(engine_version), C(validated_at), C(started_at), C(evidence).
   type: dict
 """
 
@@ -55,9 +58,10 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._deployment impor
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
 
 
-def _deployment_record(deployment, observed=None, smoke_answer="", speculative=None, digest=None, validated_at=None):
+def _deployment_record(deployment, observed=None, smoke_answer="", speculative=None, digest=None, validated_at=None,
+                       started_at=None):
     return record(plain(deployment), observed=plain(observed or {}), smoke_answer=smoke_answer,
-                  speculative=plain(speculative), digest=digest, validated_at=validated_at)
+                  speculative=plain(speculative), digest=digest, validated_at=validated_at, started_at=started_at)
 
 
 class FilterModule:

@@ -1390,3 +1390,156 @@ def describe_failure(result, mismatches, engine):
             messages.append("no evidence in the log for %s (the engine failed before printing it)" % ", ".join(missing))
         return messages
     return [describe_mismatch(m, engine) for m in mismatches]
+
+
+# ---------------------------------------------------------------------------------------------
+# Start-up phases (readiness progress). A separate table: a phase line is not evidence of what the
+# engine selected, only of how far its start got, so it may also be a headerless progress bar.
+# ---------------------------------------------------------------------------------------------
+# The phases of a cold start, in order; both engines map onto the same names so budgets can be
+# set per phase whatever the engine (SGLang has no separate compile phase in its log).
+STARTUP_PHASES = (
+    ("process_start", "the container started; no engine start-up line yet"),
+    ("engine_init", "engine configuration and distributed init"),
+    ("weight_loading", "weight download and loading (a first deploy downloads and processes the checkpoint here)"),
+    ("compile", "torch.compile and the profiling run"),
+    ("kv_cache", "memory profiling and KV cache allocation"),
+    ("cuda_graphs", "CUDA graph capture"),
+    ("server_start", "engine warm-up and API server start"),
+    ("ready", "the server is ready"),
+)
+STARTUP_PHASE_NAMES = tuple(name for name, dummy in STARTUP_PHASES)
+
+# (name, engine, versions, phase entered, kinds, needle, regex). The line whose pattern matched
+# last sets the phase (a draft model's "Load weight begin" after the target's end is weight
+# loading again). Kinds: the line kinds of parse_line the pattern is tried on.
+_REC, _UVI, _ANY = (RECORD,), (UVICORN,), (RECORD, RAW, LIBRARY)
+STARTUP_PATTERNS = [
+    # --- vLLM (format strings of the 0.19.0 wheel; the same text 0.17-0.33 unless noted) ------
+    ("vllm_server_args", "vllm", "0.17-0.33", "engine_init", _REC, "non-default args:",
+     r"^non-default args: "),
+    ("vllm_engine_init", "vllm", "0.17-0.33", "engine_init", _REC, "Initializing a V1 LLM engine",
+     r"^Initializing a V1 LLM engine \(v"),
+    ("vllm_load_start", "vllm", "0.17-0.33", "weight_loading", _REC, "Starting to load model",
+     r"^Starting to load model \S"),
+    ("vllm_load_shards", "vllm", "0.17-0.33 (tqdm bar on stderr)", "weight_loading", _ANY, "checkpoint shards",
+     r"^Loading (?:\w+ )?checkpoint shards:"),
+    ("vllm_weights_loaded", "vllm", "0.17-0.33", "weight_loading", _REC, "Loading weights took",
+     r"^Loading weights took [\d.]+ seconds"),
+    ("vllm_drafter", "vllm", "0.17-0.33", "weight_loading", _REC, "Loading drafter model",
+     r"^Loading drafter model"),
+    ("vllm_model_loaded", "vllm", "0.17-0.33 ('GiB memory and' in gpu_model_runner, 'GiB and' in model runner v2)",
+     "compile", _REC, "Model loading took", r"^Model loading took [\d.]+ GiB"),
+    ("vllm_dynamo", "vllm", "0.17-0.33", "compile", _REC, "Dynamo bytecode transform time",
+     r"^Dynamo bytecode transform time: "),
+    ("vllm_torch_compile_done", "vllm", "0.17-0.33", "kv_cache", _REC, "torch.compile took",
+     r"^torch\.compile took [\d.]+ s in total"),
+    ("vllm_available_kv", "vllm", "0.17-0.33", "kv_cache", _REC, "Available KV cache memory",
+     r"^Available KV cache memory: "),
+    ("vllm_graph_profile", "vllm", "0.19-0.33", "kv_cache", _REC, "Profiling CUDA graph memory",
+     r"^Profiling CUDA graph memory: "),
+    ("vllm_graph_capture", "vllm", "0.17-0.33 (tqdm bar 'Capturing CUDA graphs (mode, sizes)'; 0.2x also "
+     "'Capturing prefill CUDA graphs')", "cuda_graphs", _ANY, "Capturing ", r"^Capturing (?:\w+ )?CUDA graphs\b"),
+    ("vllm_graph_done", "vllm", "0.17-0.33", "server_start", _REC, "Graph capturing finished",
+     r"^Graph capturing finished in [\d.]+ secs"),
+    ("vllm_init_engine_done", "vllm", "0.17-0.33", "server_start", _REC, "init engine (profile, create kv cache",
+     r"^init engine \(profile, create kv cache, warmup model\) took "),
+    ("vllm_api_server", "vllm", "0.17 (API server N), 0.18-0.33", "server_start", _REC, "Starting vLLM ",
+     r"^Starting vLLM (?:API )?server (?:\d+ )?on \S+"),
+    ("vllm_uvicorn_ready", "vllm", "0.17-0.33 (uvicorn)", "ready", _UVI, "Application startup complete",
+     r"^Application startup complete\.$"),
+    # --- SGLang (format strings of the 0.5.13 wheel; 0.5.1-0.5.23 unless noted) ----------------
+    ("sglang_server_args", "sglang", "0.5.1-0.5.23", "engine_init", _REC, "server_args=",
+     r"^server_args=(?:ServerArgs\(|\{)"),
+    ("sglang_dist_init", "sglang", "0.5.1-0.5.23", "engine_init", _REC, "Init torch distributed begin",
+     r"^Init torch distributed begin\."),
+    ("sglang_load_begin", "sglang", "0.5.1-0.5.23", "weight_loading", _REC, "Load weight begin",
+     r"^Load weight begin\. avail mem="),
+    ("sglang_load_shards", "sglang", "0.5.1-0.5.23 (tqdm bar on stderr)", "weight_loading", _ANY, "checkpoint shards",
+     r"^Loading (?:\w+ )?checkpoint shards:"),
+    ("sglang_load_end", "sglang", "0.5.1-0.5.23", "kv_cache", _REC, "Load weight end",
+     r"^Load weight end\. "),
+    ("sglang_kv_allocated", "sglang", "0.5.1-0.5.23", "kv_cache", _REC, "Cache is allocated",
+     r"^(?:KV|Mamba) Cache is allocated\. "),
+    ("sglang_graph_begin", "sglang",
+     "0.5.1-0.5.1x 'Capture cuda graph begin', 0.5.2x 'Capture <name> CUDA graph begin'", "cuda_graphs", _REC,
+     "begin. This can take up to several minutes", r"^Capture .*\bgraph begin\. This can take up to several minutes"),
+    ("sglang_graph_end", "sglang", "0.5.1-0.5.23", "server_start", _REC, "end. Time elapsed:",
+     r"^Capture .*\bgraph end\. Time elapsed: "),
+    ("sglang_scheduler_limits", "sglang", "0.5.1-0.5.23", "server_start", _REC, "max_total_num_tokens=",
+     r"^max_total_num_tokens=\d+, "),
+    ("sglang_uvicorn_running", "sglang", "0.5.1-0.5.23 (uvicorn; the warm-up request follows)", "server_start", _UVI,
+     "Uvicorn running on", r"^Uvicorn running on "),
+    ("sglang_fired_up", "sglang", "0.5.1-0.5.23", "ready", _REC, "fired up and ready to roll",
+     r"^The server is fired up and ready to roll!"),
+]
+_STARTUP_COMPILED = [(name, engine, phase, kinds, needle, re.compile(rx))
+                     for name, engine, dummy, phase, kinds, needle, rx in STARTUP_PATTERNS]
+
+
+def phase_of_line(line, engine=None):
+    """``(phase, pattern name)`` a cleaned log line marks the start of, or ``(None, None)``.
+
+    ``engine`` (``vllm``/``sglang``) restricts the patterns to that engine's; None tries both.
+    A progress bar's carriage-return updates count as their last non-empty state.
+    """
+    if "\r" in line:
+        parts = [part for part in line.split("\r") if part.strip()]
+        line = parts[-1] if parts else ""
+    msg, dummy, kind, line_engine, dummy3, dummy4, dummy5 = parse_line(line)
+    for name, pat_engine, phase, kinds, needle, rx in _STARTUP_COMPILED:
+        if (engine in ENGINES and pat_engine != engine) or (line_engine is not None and pat_engine != line_engine):
+            continue
+        if kind in kinds and needle in msg and rx.search(msg):
+            return phase, name
+    return None, None
+
+
+class StartupPhases(object):
+    """The start-up phase of one engine start, fed its log lines (str) in order."""
+
+    def __init__(self, engine="auto"):
+        self.engine = engine if engine in ENGINES else None
+        self.phase = "process_start"
+        self.line = None  # the line that entered the phase
+        self.line_number = 0
+        self.lines = 0
+
+    def feed(self, raw):
+        self.lines += 1
+        if self.phase == "ready":
+            return
+        line = clean_line(raw[:LINE_CAP])
+        if not line:
+            return
+        phase, dummy = phase_of_line(line, self.engine)
+        if phase is not None:
+            self.phase, self.line, self.line_number = phase, show(line), self.lines
+
+    def feed_bytes(self, data):
+        """Feed newline-terminated log bytes (the form backend_assert's reader passes on)."""
+        if self.phase == "ready":
+            self.lines += data.count(b"\n")
+            return
+        for raw in bytes(data).decode("utf-8", "replace").split("\n")[:-1]:
+            self.feed(raw)
+
+    def state(self):
+        return {"phase": self.phase, "line": self.line, "line_number": self.line_number}
+
+
+def startup_phase(lines_or_state, engine="auto"):
+    """The start-up phase of a log: ``{phase, line, line_number}``.
+
+    ``lines_or_state`` is an iterable of log lines (str) of one engine start, or a state such a
+    call returned (returned as it is, checked); ``phase`` is one of STARTUP_PHASE_NAMES and
+    ``line`` the log line that entered it (None for ``process_start``).
+    """
+    if isinstance(lines_or_state, dict):
+        if lines_or_state.get("phase") not in STARTUP_PHASE_NAMES:
+            raise ValueError("not a start-up phase state: %r" % (lines_or_state,))
+        return dict(lines_or_state)
+    tracker = StartupPhases(engine)
+    for line in lines_or_state:
+        tracker.feed(line.rstrip("\r\n"))
+    return tracker.state()

@@ -62,7 +62,9 @@ def record(state, entry, history=DEFAULT_HISTORY):
     """``(new_state, changed)``: ``entry`` as the last known-good, prepended to a bounded history.
 
     ``changed`` only when the entry's ``spec_sha256`` differs from the current last known-good's
-    (a converge that deployed nothing new leaves the file, and its times, as they are).
+    (a converge that deployed nothing new leaves the file, and its times, as they are), or when
+    the same deployment was proven for a new container start (``started_at``): then the last
+    known-good and the newest history entry are replaced, the history does not grow.
     """
     if not isinstance(entry, dict) or not isinstance(entry.get("spec_sha256"), str) or not entry["spec_sha256"]:
         raise StateError("entry needs a spec_sha256 (the launch spec's digest, a string); got %s"
@@ -72,7 +74,15 @@ def record(state, entry, history=DEFAULT_HISTORY):
         raise StateError("history must be a whole number >= 1 (how many deployments to keep); got %r" % (history,))
     current = (state or {}).get("last_known_good") or {}
     if current.get("spec_sha256") == entry["spec_sha256"]:
-        return state, False
+        if not entry.get("started_at") or current.get("started_at") == entry["started_at"]:
+            return state, False
+        # The same deployment, proven again after a new start (a resumed wait, a watchdog restart):
+        # the record of the proven start moves on; the history does not grow.
+        new = dict(state)
+        new["last_known_good"] = copy.deepcopy(entry)
+        history = list(state.get("history") or [])
+        new["history"] = [copy.deepcopy(entry)] + history[1:] if history else [copy.deepcopy(entry)]
+        return new, True
     new = dict(state or {})
     new["last_known_good"] = copy.deepcopy(entry)
     new["history"] = ([copy.deepcopy(entry)] + list((state or {}).get("history") or []))[:history]

@@ -93,6 +93,42 @@ options:
       - The Docker daemon to ask, C(unix://<socket path>) or C(tcp://<host>:<port>) without TLS.
     type: str
     default: unix:///var/run/docker.sock
+  wait_chunk:
+    description:
+      - With O(container), wait at most this many seconds, then return RV(ready=false) with the
+        start-up RV(phase) and RV(elapsed) instead of failing, so a task can wait in visible steps
+        (C(until) / C(retries)). O(wait_timeout) is then the cap counted from the container's
+        start (it survives a new call after a killed controller), and a start that goes longer
+        than its phase's stall budget without a new log line fails as stuck.
+      - V(0) waits for readiness in one call, up to O(wait_timeout), without stall budgets.
+      - Ignored with O(log_path) or O(since).
+    type: int
+    default: 0
+  progress:
+    description:
+      - The RV(progress) of the previous call for the same container start, so the stall clock
+        carries over from one bounded wait to the next. The action plugin passes the registered
+        result's on each retry; a record of another container start is ignored.
+    type: dict
+  first_deploy:
+    description:
+      - Whether this start is a first deploy (weights downloaded and processed), which picks the
+        longer default stall budgets. Used with O(wait_chunk).
+    type: bool
+    default: false
+  stall_timeout:
+    description:
+      - Seconds every start-up phase may go without a new log line; replaces the default budgets.
+        Used with O(wait_chunk).
+    type: int
+  phase_budgets:
+    description:
+      - Seconds per start-up phase without a new log line, for example C(weight_loading=3600) as a mapping,
+        over the defaults (and O(stall_timeout)). Phases are C(process_start), C(engine_init),
+        C(weight_loading), C(compile), C(kv_cache), C(cuda_graphs), C(server_start).
+        Used with O(wait_chunk).
+    type: dict
+    default: {}
 extends_documentation_fragment:
   - inferops.serving.attributes
   - inferops.serving.attributes.INFO_MODULE
@@ -313,6 +349,28 @@ long_lines:
   description: How many lines were longer than 64 KiB and were read cut to that length.
   returned: always
   type: int
+phase:
+  description:
+    - The start-up phase the log shows last, one of C(process_start), C(engine_init), C(weight_loading),
+      C(compile), C(kv_cache), C(cuda_graphs), C(server_start), C(ready).
+  returned: when O(container) is followed (not with O(since))
+  type: str
+  sample: weight_loading
+phase_line:
+  description: The log line that entered RV(phase).
+  returned: when O(container) is followed (not with O(since))
+  type: str
+elapsed:
+  description: Seconds since the container's latest start.
+  returned: when O(container) is followed (not with O(since))
+  type: int
+progress:
+  description:
+    - The stall clock of this container start (C(container_id), C(started_at), C(phase), C(bytes),
+      C(activity_at)), for O(progress) of the next call. A next call that finds the same container
+      started again since fails (it crashed between the two waits).
+  returned: with O(wait_chunk)
+  type: dict
 container_state:
   description: The container's state when the module answered.
   returned: when O(container) is used
@@ -351,12 +409,14 @@ from ..module_utils._engine_logs import (
     OBSERVED_KEYS,
     LogFileError,
     LogScanner,
+    StartupPhases,
     compare_expect,
     describe_failure,
     feed_bytes,
     scan_file,
     show,
 )
+from ..module_utils import _readiness
 
 
 def container_fatal(container, state, reason, scanner):
@@ -388,6 +448,48 @@ def failure_messages(result, mismatches, engine, reason=None, wait_timeout=None)
     return messages
 
 
+def container_state(state):
+    """The RV(container_state) of a Docker ``State``."""
+    return dict(running=bool(state.get("Running")), exit_code=state.get("ExitCode"),
+                oom_killed=bool(state.get("OOMKilled")), started_at=state.get("StartedAt"))
+
+
+class StartupWatch(object):
+    """The start-up phase and the log bytes of one followed container start, and when they last moved."""
+
+    def __init__(self, engine, clock=time.time):
+        self.phases = StartupPhases(engine)
+        self.clock = clock
+        self.size = 0
+        self.last_data_at = None
+        self.called_at = clock()
+        self.container_id = None
+
+    def feeder(self, scanner):
+        def feed(data):
+            feed_bytes(scanner, data)
+            self.phases.feed_bytes(data)
+            self.size += len(data)
+            self.last_data_at = self.clock()
+        return feed
+
+    def started(self, state):
+        return parse_docker_time(state.get("StartedAt")) or self.called_at
+
+    def chunk_deadline(self, state, chunk, cap):
+        """The end of this bounded wait: ``chunk`` s from now, or the cap counted from the container's start."""
+        return min(self.clock() + chunk, self.started(state) + cap)
+
+    def report(self, state):
+        phase = self.phases.state()
+        return {"phase": phase["phase"], "phase_line": phase["line"],
+                "elapsed": int(max(self.clock() - self.started(state), 0))}
+
+    def progress(self, state, previous):
+        return _readiness.track(previous, state.get("StartedAt"), self.phases.phase, self.size, self.clock(),
+                                self.last_data_at, self.container_id)
+
+
 def run_module():
     module = AnsibleModule(
         argument_spec=dict(
@@ -399,6 +501,11 @@ def run_module():
             wait_timeout=dict(type="int", default=1800),
             since=dict(type="str"),
             docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+            wait_chunk=dict(type="int", default=0),
+            progress=dict(type="dict"),
+            first_deploy=dict(type="bool", default=False),
+            stall_timeout=dict(type="int"),
+            phase_budgets=dict(type="dict", default={}),
         ),
         mutually_exclusive=[("container", "log_path")],
         required_one_of=[("container", "log_path")],
@@ -418,6 +525,7 @@ def run_module():
 
     output = dict(changed=False)
     reason = None
+    stalled = []
     if params["log_path"]:
         try:
             result = scan_file(params["log_path"], params["engine"])
@@ -436,27 +544,71 @@ def run_module():
             since = "%.6f" % (started - START_SLACK)
         scanner = LogScanner(params["engine"])
         client = DockerClient(params["docker_host"])
+        watch = StartupWatch(params["engine"]) if since is None else None
+        chunked = watch is not None and params["wait_chunk"] > 0
+        budgets = None
+        if chunked:
+            try:
+                budgets = _readiness.budgets(params["first_deploy"], params["stall_timeout"], params["phase_budgets"])
+            except _readiness.BudgetError as exc:
+                module.fail_json(msg=str(exc))
         try:
-            state, reason = follow_container(
-                client, params["container"], scanner, lambda data: feed_bytes(scanner, data),
-                deadline=time.time() + params["wait_timeout"], since=since, line_cap=LINE_CAP)
+            deadline = time.time() + params["wait_timeout"]
+            if chunked:
+                info = client.inspect(params["container"])
+                watch.container_id = info.get("Id")
+                before = info.get("State") or {}
+                if _readiness.restarted(params["progress"], watch.container_id, before.get("StartedAt")):
+                    # Stopped and started again by its restart policy between two waits: the crash
+                    # is in the previous start's log (the rescue reads the whole log for it).
+                    output.update(watch.report(before), container_state=container_state(before))
+                    text = ("container %s stopped and was started again by its restart policy since the previous "
+                            "wait (then started at %s, now at %s, exit code %s): the engine crashed during its "
+                            "start; its log since the earlier start has the cause" % (
+                                params["container"], params["progress"].get("started_at"), before.get("StartedAt"),
+                                before.get("ExitCode")))
+                    module.fail_json(msg=text, ready=False, fatal={"kind": "container_exited", "line": text,
+                                                                   "line_number": None, "context": []}, **output)
+                deadline = watch.chunk_deadline(before, params["wait_chunk"], params["wait_timeout"])
+            feed = watch.feeder(scanner) if watch is not None else lambda data: feed_bytes(scanner, data)
+            state, reason = follow_container(client, params["container"], scanner, feed, deadline=deadline,
+                                             since=since, line_cap=LINE_CAP)
         except DockerError as exc:
             hint = " (is the container created?)" if exc.status == 404 else ""
             module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())
         result = scanner.result()
+        if watch is not None:
+            output.update(watch.report(state))
+        if chunked and reason == "timeout" and result["fatal"] is None and not result["ready"]:
+            progress = watch.progress(state, params["progress"])
+            verdict, text = _readiness.verdict(False, watch.phases.phase, output["elapsed"],
+                                               time.time() - progress["activity_at"], budgets, params["wait_timeout"])
+            output["progress"] = progress
+            if verdict == _readiness.WAITING:
+                # Not ready yet and moving: a small result for the next bounded wait (until / retries).
+                if output.get("phase_line"):
+                    output["phase_line"] = output["phase_line"][:300]
+                module.exit_json(msg=text, ready=False, **output)
+            stalled = [text + "; the last log lines: " + " | ".join(
+                line[:300] for line in list(scanner.context)[-5:] if line.strip())]
+        elif chunked:
+            output["progress"] = watch.progress(state, params["progress"])
         if since is not None and reason in ("ready", "stream_closed"):
             reason = "read"  # the whole log was read; readiness is reported, not awaited
         if result["fatal"] is None:
             result["fatal"] = container_fatal(params["container"], state, reason, scanner)
-        output["container_state"] = dict(
-            running=bool(state.get("Running")), exit_code=state.get("ExitCode"),
-            oom_killed=bool(state.get("OOMKilled")), started_at=state.get("StartedAt"))
+        output["container_state"] = container_state(state)
 
     mismatches = compare_expect(expect, result, optional)
     output.update(result)
     output["mismatches"] = mismatches
     engine = result["observed"].get("engine") or (params["engine"] if params["engine"] != "auto" else None)
-    messages = failure_messages(result, mismatches, engine, reason, params["wait_timeout"])
+    if stalled:  # a bounded wait found the start stuck in a phase, or at its cap
+        messages = stalled + failure_messages(result, mismatches, engine)
+    else:
+        messages = failure_messages(result, mismatches, engine, reason, params["wait_timeout"])
+        if messages and reason == "timeout" and result["fatal"] is None and output.get("phase"):
+            messages[0] += ", in start-up phase %s" % output["phase"]
     if messages:
         module.fail_json(msg="; ".join(messages), **output)
     output["msg"] = "the log proves %d expected key(s)%s" % (

@@ -20,7 +20,9 @@ description:
     file's content.
   - O(state=record) makes O(entry) the last known-good and prepends it to the history, keeping at
     most O(history) entries. It changes the file only when the entry's C(spec_sha256) differs from
-    the current last known-good's. The file is written atomically (a temporary file in the same
+    the current last known-good's, or when the same deployment was proven for a new container start
+    (its C(started_at) differs; the last known-good and the newest history entry are then replaced,
+    the history does not grow). The file is written atomically (a temporary file in the same
     directory, then a rename), mode C(0644); a missing parent directory is created with mode
     C(0755).
   - The values of every C(env) mapping in the returned entries are replaced by C(<hidden>) unless

@@ -305,8 +305,13 @@ def from_record(record, options=None):
     return deployment
 
 
-def record(deployment, observed=None, smoke_answer=None, speculative=None, digest=None, validated_at=None):
-    """The state entry of a validated deployment: what rollback rebuilds, with its evidence."""
+def record(deployment, observed=None, smoke_answer=None, speculative=None, digest=None, validated_at=None,
+           started_at=None):
+    """The state entry of a validated deployment: what rollback rebuilds, with its evidence.
+
+    ``started_at`` is the proven container's ``State.StartedAt``: a later converge that finds the
+    container running with another start (never proven) proves it again.
+    """
     observed = dict(observed or {})
     return {
         "profile": deployment["profile"],
@@ -319,6 +324,7 @@ def record(deployment, observed=None, smoke_answer=None, speculative=None, diges
         "spec_sha256": deployment["spec_sha256"],
         "engine_version": observed.get("engine_version") or deployment["image"]["engine_version"],
         "validated_at": validated_at,
+        "started_at": started_at,
         "evidence": {"backends": observed, "smoke_answer": str(smoke_answer or "")[:120],
                      "speculative": speculative},
     }

@@ -3,6 +3,7 @@
 tracebacks and progress bars (``docker logs`` shows both)."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -12,11 +13,42 @@ _LOCK = threading.Lock()
 VLLM_SITE = "/usr/local/lib/python3.12/dist-packages"
 
 
+# ENGINE_SIM_STALL_IN_PHASE=<phase>: the start stops making progress right after the first line
+# that enters this start-up phase (the collection's names, _engine_logs.STARTUP_PHASES): the
+# process keeps running and prints nothing more until SIGTERM/SIGINT (release_stall). The
+# markers are substrings of the first line of each phase in the simulator's own output.
+STALL_MARKERS = {
+    "engine_init": ("non-default args:", "server_args="),
+    "weight_loading": ("Starting to load model", "Load weight begin."),
+    "compile": ("Model loading took",),
+    "kv_cache": ("torch.compile ", "KV Cache is allocated."),
+    "cuda_graphs": ("Capturing CUDA graphs", "graph begin."),
+    "server_start": ("Graph capturing finished", "graph end."),
+}
+_STALL_RELEASE = threading.Event()
+_STALLED = []
+
+
+def release_stall() -> None:
+    """Let a stalled start go on (it is being stopped)."""
+    _STALL_RELEASE.set()
+
+
+def _stall_after(text: str) -> None:
+    phase = os.environ.get("ENGINE_SIM_STALL_IN_PHASE", "")
+    if not phase or _STALLED or not any(marker in text for marker in STALL_MARKERS.get(phase, ())):
+        return
+    _STALLED.append(text)
+    while not _STALL_RELEASE.wait(1.0):
+        pass
+
+
 def emit(text: str, stream: str = "stdout") -> None:
     out = sys.stderr if stream == "stderr" else sys.stdout
     with _LOCK:
         out.write(text if text.endswith("\n") else text + "\n")
         out.flush()
+    _stall_after(text)
 
 
 def traceback_lines(frames: list[tuple[str, int, str, str]], exception: str,

@@ -17,7 +17,7 @@ from . import sglang_cli, sglang_log, vllm_cli, vllm_log
 from .decide import decide_sglang, decide_vllm, no_gpu_fault
 from .gpu import NoGpuError, query_gpus
 from .models import model_facts
-from .printer import SglangPrinter, VllmPrinter, emit, traceback_lines
+from .printer import SglangPrinter, VllmPrinter, emit, release_stall, traceback_lines
 from .serving import EngineState, make_server
 from .versions import release
 
@@ -49,6 +49,7 @@ class Lifecycle:
             signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum, frame):
+        release_stall()
         self.terminated = True
         self.state.exit_code = 0
         self.state.stop.set()

@@ -53,6 +53,17 @@ def test_recording_the_same_spec_changes_nothing():
     assert not changed and again is state
 
 
+def test_the_same_spec_proven_for_a_new_start_moves_the_record_of_the_proven_start():
+    state, _changed = sf.record(sf.empty_state(), dict(A, started_at="2026-11-30T17:00:00Z"))
+    state, _changed = sf.record(state, dict(B, started_at="2026-11-30T17:10:00Z"))
+    again, changed = sf.record(state, dict(B, started_at="2026-11-30T17:10:00Z", validated_at="later"))
+    assert not changed and again is state
+    moved, changed = sf.record(state, dict(B, started_at="2026-11-30T18:00:00Z"))
+    assert changed
+    assert moved["last_known_good"]["started_at"] == "2026-11-30T18:00:00Z"
+    assert [e.get("started_at") for e in moved["history"]] == ["2026-11-30T18:00:00Z", "2026-11-30T17:00:00Z"]
+
+
 def test_record_keeps_unknown_top_level_keys():
     state, _changed = sf.record({"last_known_good": {}, "history": [], "note": "x"}, B)
     assert state["note"] == "x"

@@ -366,3 +366,114 @@ def test_no_docker_daemon(run_module, tmp_path):
 def test_container_and_log_path_one_required(run_module, args):
     failed, result = run_module(backend_assert, args)
     assert failed
+
+
+# --- bounded waits (wait_chunk): progress, stall budgets, the cap from the container's start -------
+def _started(seconds_ago):
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000000000Z", time.gmtime(time.time() - seconds_ago))
+
+
+def _loading_docker(docker, started_ago):
+    """The GB10 start cut in its weight loading ("Starting to load model"), started ``started_ago`` s ago."""
+    fake = FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")[:20])
+    fake.STARTED = _started(started_ago)
+    return docker(fake)
+
+
+def test_chunk_returns_not_ready_with_phase_and_elapsed(run_module, docker):
+    fake, host = _loading_docker(docker, 40)
+    begin = time.time()
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_timeout": 1800, "wait_chunk": 1, "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert time.time() - begin < 10
+    assert result["ready"] is False and result["phase"] == "weight_loading"
+    assert "Starting to load model" in result["phase_line"]
+    assert 40 <= result["elapsed"] <= 50
+    assert result["msg"] == "weight_loading, %d s" % result["elapsed"]
+    assert result["progress"]["started_at"] == fake.STARTED and result["progress"]["bytes"] > 0
+    # small: what the next wait needs and the operator reads, not the evidence of an unfinished start
+    assert "observed" not in result and "evidence" not in result
+
+
+def test_chunk_fails_a_start_stuck_in_its_phase_with_the_last_lines(run_module, docker):
+    fake, host = _loading_docker(docker, 40)
+    failed, first = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                "wait_chunk": 1})
+    assert not failed
+    # the log did not move since the previous wait, 1000 s ago by its clock
+    progress = dict(first["progress"], activity_at=first["progress"]["activity_at"] - 1000)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 1, "progress": progress,
+                                                 "phase_budgets": {"weight_loading": 600}})
+    assert failed
+    assert result["msg"].startswith("the start is stuck in phase weight_loading (")
+    assert "(its stall budget is 600 s)" in result["msg"] and "raise server_ready_phase_budgets.weight_loading" \
+        in result["msg"]
+    assert "the last log lines: " in result["msg"] and "Using AttentionBackendEnum.TRITON_ATTN" in result["msg"]
+    assert result["ready"] is False and result["phase"] == "weight_loading"
+
+
+def test_chunk_new_lines_keep_a_slow_start_alive(run_module, docker):
+    fake, host = _loading_docker(docker, 40)
+    stale = {"started_at": fake.STARTED, "phase": "engine_init", "bytes": 10, "activity_at": time.time() - 1000}
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 1, "progress": stale, "stall_timeout": 600})
+    assert not failed, result["msg"]
+    assert result["progress"]["activity_at"] > time.time() - 30
+
+
+def test_chunk_cap_counts_from_the_container_start(run_module, docker):
+    # a controller that comes back after the cap: the engine started 100 s ago, the cap is 60 s
+    fake, host = _loading_docker(docker, 100)
+    begin = time.time()
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_timeout": 60, "wait_chunk": 30})
+    assert failed and time.time() - begin < 10
+    assert result["msg"].startswith("the server was not ready after 1") and "(the cap, server_ready_timeout 60 s), " \
+        "still in phase weight_loading" in result["msg"]
+
+
+def test_chunk_ready_start_answers_with_the_whole_proof(run_module, docker):
+    fake = FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
+    fake.STARTED = _started(300)
+    fake, host = docker(fake)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 30, "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["ready"] is True and result["phase"] == "ready" and result["mismatches"] == []
+    assert result["observed"]["moe_backend"] == "MARLIN"
+
+
+def test_chunk_refuses_bad_budgets_before_waiting(run_module, docker):
+    fake, host = _loading_docker(docker, 40)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_chunk": 30,
+                                                 "phase_budgets": {"warm": 10}})
+    assert failed and result["msg"].startswith("server_ready_phase_budgets has the unknown phase 'warm'")
+    assert fake.queries == []
+
+
+def test_one_long_wait_names_the_phase_it_timed_out_in(run_module, docker):
+    fake, host = _loading_docker(docker, 40)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "wait_timeout": 1})
+    assert failed
+    assert result["msg"].startswith("the server was not ready after 1s (no \"Application startup complete.\" line "
+                                    "yet), in start-up phase weight_loading")
+
+
+def test_chunk_a_container_started_again_since_the_previous_wait_failed(run_module, docker):
+    # its restart policy brought it back between two waits: the crash of the earlier start counts
+    fake, host = _loading_docker(docker, 10)
+    previous = {"container_id": "c0ffee", "started_at": _started(60), "phase": "cuda_graphs", "bytes": 9000,
+                "activity_at": time.time() - 15}
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 30, "progress": previous})
+    assert failed and result["fatal"]["kind"] == "container_exited"
+    assert result["msg"].startswith("container engine stopped and was started again by its restart policy since "
+                                    "the previous wait (then started at %s, now at %s" % (previous["started_at"],
+                                                                                          fake.STARTED))
+    assert fake.queries == []
+    # the same start as before: the wait goes on
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_chunk": 1, "progress": dict(previous, started_at=fake.STARTED)})
+    assert not failed and result["progress"]["container_id"] == "c0ffee"
