@@ -25,9 +25,9 @@ extends_documentation_fragment:
   - inferops.serving.attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
-    support: none
+    support: full
     details:
-      - Sends real requests; in check mode the module sends nothing and reports it was skipped.
+      - In check mode no request is sent; the result says the soak was skipped.
   diff_mode:
     support: none
   idempotent:
@@ -44,9 +44,8 @@ options:
     type: str
     required: true
   api_key:
-    description: The engine's API key, sent as a Bearer token when set.
+    description: The engine's API key, sent as a Bearer token when set (never returned or logged).
     type: str
-    no_log: true
   container:
     description: The serving container's name.
     type: str
@@ -194,7 +193,7 @@ def main():
             docker_host=dict(type="str", default="unix:///var/run/docker.sock"),
             minutes=dict(type="float", required=True),
             concurrency=dict(type="int", default=8),
-            max_tokens=dict(type="int", default=64),
+            max_tokens=dict(type="int", default=64, no_log=False),
             request_timeout=dict(type="float", default=120.0),
             watchdog_state=dict(type="path"),
         ),

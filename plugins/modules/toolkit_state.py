@@ -111,7 +111,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 steps:
-  description: The role's steps not done yet, in order (V(prerequisites), V(repository), V(pin), V(install), V(hold), V(daemon_json), V(docker_install), V(docker_start)).
+  description:
+    - The role's steps not done yet, in order (V(prerequisites), V(repository), V(pin),
+      V(install), V(hold), V(daemon_json), V(docker_install), V(docker_start)).
   returned: success
   type: list
   elements: str
