@@ -651,13 +651,18 @@ FATAL_LOGS = [(None, name) for name in ("vllm-0.19-mtp-illegal-memory-access.log
 @pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
 def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
     # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
-    # needles cover it), with the same line, context and root cause.
+    # needles cover it), with the same line, context and root cause. The start-up is of the crash's
+    # engine (a log is one engine's, and only that engine's needles are searched).
     if where:
         tail = corpus_text(name)[1]
     else:
         with open(fixture(name), encoding="utf-8") as handle:
             tail = handle.read().splitlines()
-    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    if name.startswith("sglang-"):
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    else:
+        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
     path = str(tmp_path / "x.log")
     before = _write_filler(path, head, REQUEST.strip(), 2 << 20, tail)
     result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
