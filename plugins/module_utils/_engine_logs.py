@@ -1183,10 +1183,11 @@ def _last_metrics_lines(path, start, stop, needles, block=1 << 20):
         hi = stop
         while hi > low and not found:
             lo = max(low, hi - block)
-            handle.seek(lo)
-            data = handle.read(min(hi + LINE_CAP, stop) - lo)  # the window runs past hi to finish a line
-            for needle in needles:
-                pos = data.rfind(needle, 0, hi - lo)
+            base = max(start, lo - LINE_CAP)  # the window starts before lo to begin a line, runs past hi to finish it
+            handle.seek(base)
+            data = handle.read(min(hi + LINE_CAP, stop) - base)
+            for needle in needles:  # a needle that starts in [lo, hi), even one that a block boundary cuts
+                pos = data.rfind(needle, lo - base, min(hi - base + len(needle) - 1, len(data)))
                 if pos >= 0:
                     found[needle] = _line_bounds(data, pos, 0, len(data))
             hi = lo

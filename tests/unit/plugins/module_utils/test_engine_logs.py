@@ -889,3 +889,92 @@ def test_a_dynamo_wrapped_exception_is_read_as_the_root_cause(tmp_path):
                    + "\n")
     fatal = el.scan_file(str(log), "vllm")["fatal"]
     assert fatal["kind"] == "config_error" and fatal["line"].endswith("ValueError: bad config")
+
+
+# --- the counted-only reading: ranges, workers, the last metrics line (mutation-tested) -----------------
+def _lines_file(tmp_path, lines):
+    path = tmp_path / "r.log"
+    path.write_bytes("".join(line + "\n" for line in lines).encode())
+    return str(path), path.stat().st_size
+
+
+@pytest.mark.parametrize("offset, expected", [(1, 6), (5, 6), (6, 6), (7, 12), (12, 12), (13, 19), (18, 19)])
+def test_line_start_after_is_the_first_line_start_at_or_after_the_offset(tmp_path, offset, expected):
+    path, size = _lines_file(tmp_path, ["aaaaa", "bbbbb", "cccccc"])
+    assert size == 19
+    assert el._line_start_after(path, offset) == expected
+
+
+def test_line_start_after_a_line_longer_than_its_read_block(tmp_path):
+    path, size = _lines_file(tmp_path, ["a", "x" * 200000, "b"])
+    assert el._line_start_after(path, 5) == 200003
+    path, size = _lines_file(tmp_path, ["a", "x" * 200000])
+    with open(path, "ab") as handle:
+        handle.write(b"no newline")
+    assert el._line_start_after(path, 200003) == 200003
+    assert el._line_start_after(path, 200005) == size + len("no newline")
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+@pytest.mark.parametrize("where", [None, 0.1, 0.5, 0.97])
+def test_count_parallel_counts_every_range_and_a_needle_in_any_of_them(tmp_path, workers, where):
+    lines = [REQUEST.strip()] * 3000
+    if where is not None:
+        lines[int(len(lines) * where)] = "(EngineCore pid=2) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):"
+    path, size = _lines_file(tmp_path, ["start"] + lines)
+    assert el.count_parallel(path, 6, size, workers) == (3000, where is not None)
+    assert el.count_range(path, 6, size) == (3000, where is not None)
+
+
+def test_count_parallel_searches_the_needles_it_is_given(tmp_path):
+    lines = [REQUEST.strip()] * 2000 + ["[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the "
+                                        "child failed."] + [REQUEST.strip()] * 10
+    path, size = _lines_file(tmp_path, lines)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2011, True)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
+    assert el.count_range(path, 0, size, needles=el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
+
+
+def test_a_failed_worker_makes_the_scan_read_its_range_line_by_line(tmp_path, monkeypatch):
+    # a forked worker that dies (its count_range raises) answers nothing: the scan does not trust the
+    # count and reads the rest line by line, with the same result as a sequential scan
+    parent = os.getpid()
+    real = el.count_range
+
+    def failing_in_a_worker(*args, **kwargs):
+        if os.getpid() != parent:
+            raise OSError("worker failed")
+        return real(*args, **kwargs)
+
+    tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
+            "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
+            "memory access was encountered\n")
+    path, lines = _big_log(tmp_path, tail)
+    size = os.path.getsize(path)
+    monkeypatch.setattr(el, "count_range", failing_in_a_worker)
+    assert el.count_parallel(path, 0, size, 2) == (None, True)
+    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
+    result = el.scan_file(path, chunk_size=64 * 1024)
+    expected = el.scan_file(path, chunk_size=64 * 1024, parallel=False)
+    assert result == expected and result["log_lines_read"] == lines
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+
+
+def test_last_metrics_line_is_the_last_within_the_lookback(tmp_path, monkeypatch):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
+    needle = el.METRICS_NEEDLES["vllm"]
+    lines = [REQUEST.strip()] * 100 + [metric % "1.50"] + [REQUEST.strip()] * 300 + [metric % "2.25"] + \
+        [REQUEST.strip()] * 50
+    path, size = _lines_file(tmp_path, lines)
+    # searched backwards block by block: the last one, whole, wherever a block boundary cuts the line
+    # or the needle itself
+    for block in list(range(40, 400, 7)) + [1000, 1 << 20]:
+        assert el._last_metrics_lines(path, 0, size, [needle], block=block) == [metric % "2.25"]
+    # only up to the stop, and only within METRICS_LOOKBACK of it
+    stop = size - len(metric % "2.25") - 51 * len(REQUEST)
+    assert el._last_metrics_lines(path, 0, stop, [needle], block=128) == [metric % "1.50"]
+    monkeypatch.setattr(el, "METRICS_LOOKBACK", 50 * len(REQUEST))
+    assert el._last_metrics_lines(path, 0, size, [needle]) == []
+    assert el._last_metrics_lines(path, size - 10, size, [needle]) == []
