@@ -978,3 +978,37 @@ def test_last_metrics_line_is_the_last_within_the_lookback(tmp_path, monkeypatch
     monkeypatch.setattr(el, "METRICS_LOOKBACK", 50 * len(REQUEST))
     assert el._last_metrics_lines(path, 0, size, [needle]) == []
     assert el._last_metrics_lines(path, size - 10, size, [needle]) == []
+
+
+@pytest.mark.parametrize("chunk_size", [1024, 64 * 1024, 1 << 20])
+def test_a_long_line_is_cut_at_the_cap_whatever_the_buffer(tmp_path, chunk_size):
+    # the 50 MB test with lines a mutation run can afford: 200 KiB, read through buffers that grow
+    line = ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered " + "x" * (200 << 10)
+    path = tmp_path / "long.log"
+    path.write_text("first\n" + line + "\n" + line + "\nlast\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=chunk_size)
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access" and result["fatal"]["line_number"] == 2
+    assert result["fatal"]["line"] == el.show(line[:el.LINE_CAP])
+    assert result["long_lines"] == 2 and result["log_lines_read"] == 4
+    assert [w for w in result["observed"]["warnings"] if "longer than" in w] == [
+        "log line 2 is longer than 65536 characters: such lines are cut to that length before they are read"]
+
+
+@pytest.mark.parametrize("chunk_size", [1000, 1 << 20])
+@pytest.mark.parametrize("extra, cut", [(0, False), (1, True)])
+def test_a_line_of_exactly_the_cap_is_not_cut(tmp_path, chunk_size, extra, cut):
+    line = "y" * (el.LINE_CAP + extra)
+    path = tmp_path / "cap.log"
+    path.write_text("a\n" + line + "\nb\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=chunk_size)
+    assert result["long_lines"] == (1 if cut else 0) and result["log_lines_read"] == 3
+    assert el.scan_lines(["a", line, "b"])["long_lines"] == (1 if cut else 0)
+
+
+def test_a_long_last_line_without_newline_is_read_as_its_first_cap(tmp_path):
+    line = ERR + "torch.OutOfMemoryError: CUDA out of memory. " + "z" * (100 << 10)
+    path = tmp_path / "end.log"
+    path.write_text("a\n" + line, encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=4096)
+    assert result["log_lines_read"] == 2 and result["long_lines"] == 1
+    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line_number"] == 2
