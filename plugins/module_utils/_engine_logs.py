@@ -1186,8 +1186,8 @@ def _last_metrics_lines(path, start, stop, needles, block=1 << 20):
             base = max(start, lo - LINE_CAP)  # the window starts before lo to begin a line, runs past hi to finish it
             handle.seek(base)
             data = handle.read(min(hi + LINE_CAP, stop) - base)
-            for needle in needles:  # a needle that starts in [lo, hi), even one that a block boundary cuts
-                pos = data.rfind(needle, lo - base, min(hi - base + len(needle) - 1, len(data)))
+            for needle in needles:  # the last one from lo on, even one that hi cuts (the blocks after had none)
+                pos = data.rfind(needle, lo - base)
                 if pos >= 0:
                     found[needle] = _line_bounds(data, pos, 0, len(data))
             hi = lo

@@ -38,6 +38,18 @@ def test_split_prefix(line, message, tag):
     assert (msg, got_tag) == (message, tag)
 
 
+@pytest.mark.parametrize("line, header", [
+    ("[2026-07-24 08:09:27 TP0] Prefill batch", "sglang"),
+    ("(APIServer pid=1) INFO 06-09 10:08:22 [api_server.py:1961] Starting vLLM server", "vllm"),
+    # SGLang's uvicorn lines carry its timestamp header but are no engine record (client-chosen paths)
+    ("[2026-07-24 08:09:21] INFO:     10.38.1.110:54856 - \"GET /OutOfMemoryError HTTP/1.1\" 404", None),
+    ("(EngineCore pid=7476) 2026-07-25 13:42:38,525 - INFO - autotuner.py:2216 - flashinfer.jit: x", None),
+    ("INFO:     Application startup complete.", None),
+])
+def test_split_prefix_names_the_engine_of_a_record_only(line, header):
+    assert el.split_prefix(line)[2] == header
+
+
 def test_clean_line_strips_ansi_colour():
     assert el.clean_line("(APIServer pid=1) \x1b[32mINFO\x1b[0m 05-01 x  \r") == "(APIServer pid=1) INFO 05-01 x"
 
@@ -831,6 +843,9 @@ def test_non_default_args_with_objects_are_read_key_by_key():
     ("0.2", "0.20.1", False),
     ("0.1", "0.19", False),
     ("0.33.0", "0.33", False),
+    ("0.20", "v0.20.1", True),
+    ("0.20", " V0.20 ", True),
+    ("0.19", "0.19x", False),
 ])
 def test_version_match(expected, observed, same):
     assert el._version_match(expected, observed) is same
@@ -1012,3 +1027,13 @@ def test_a_long_last_line_without_newline_is_read_as_its_first_cap(tmp_path):
     result = el.scan_file(str(path), chunk_size=4096)
     assert result["log_lines_read"] == 2 and result["long_lines"] == 1
     assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line_number"] == 2
+
+
+def test_a_metrics_line_with_invalid_utf8_is_read_with_replacement_characters(tmp_path):
+    metric = (b"(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              b"2.25, Accepted throughput: 12.10 tokens/s \xff\xfe, Drafted throughput: 23.40 tokens/s, Accepted: 5 "
+              b"tokens, Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
+    path = tmp_path / "u.log"
+    path.write_bytes(REQUEST.encode() * 20 + metric + b"\n" + REQUEST.encode() * 5)
+    lines = el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]])
+    assert lines == [metric.decode("utf-8", "replace")] and "\ufffd\ufffd" in lines[0]
