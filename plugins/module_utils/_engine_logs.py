@@ -202,8 +202,8 @@ def _literal(text):
 
 
 def parse_int(text):
-    """``1,206,303`` -> 1206303."""
-    return int(str(text).replace(",", "").replace("_", ""))
+    """``1,206,303`` -> 1206303 (the KV cache line groups digits with commas)."""
+    return int(str(text).replace(",", ""))
 
 
 def repr_field(text, key):
