@@ -312,7 +312,7 @@ def _h_non_default_args(sc, m, line, tag):
 
 
 def _h_version(sc, m, line, tag):
-    sc.observe("engine_version", m.group("version").rstrip(","), line, SELECTED)
+    sc.observe("engine_version", m.group("version"), line, SELECTED)
 
 
 def _h_banner_model(sc, m, line, tag):
@@ -799,10 +799,9 @@ class LogScanner(object):
         self.priority[key] = priority
 
     def latest(self, key, value, line):
-        """Record a running measurement: the last line wins."""
+        """Record a running measurement (LATEST_KEYS, never observe()d): the last line wins."""
         self.values[key] = value
         self.evidence[key] = show(line)
-        self.priority[key] = SELECTED
 
     def warn(self, text):
         if text not in self.warnings and len(self.warnings) < MAX_WARNINGS:

@@ -1037,3 +1037,43 @@ def test_a_metrics_line_with_invalid_utf8_is_read_with_replacement_characters(tm
     path.write_bytes(REQUEST.encode() * 20 + metric + b"\n" + REQUEST.encode() * 5)
     lines = el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]])
     assert lines == [metric.decode("utf-8", "replace")] and "\ufffd\ufffd" in lines[0]
+
+
+@pytest.mark.parametrize("start, pos, end, line", [
+    (0, 6, 16, b"metrics x"),
+    (2, 6, 16, b"metrics x"),
+    (4, 6, 16, b"trics x"),  # a range starting inside a line: from the range start
+    (2, 6, 8, b"metric"),  # a range ending inside a line: to the range end
+    (12, 14, 16, b"tail"),  # the last line, without its newline
+])
+def test_line_bounds_are_the_line_within_the_range(start, pos, end, line):
+    assert el._line_bounds(b"a\nmetrics x\ntail", pos, start, end) == line
+
+
+def test_a_metrics_line_at_the_very_end_without_newline_is_read(tmp_path):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "2.25, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
+    path = tmp_path / "e.log"
+    path.write_bytes(REQUEST.encode() * 20 + metric.encode())
+    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]]) == [metric]
+
+
+def test_warnings_are_kept_once_each_and_at_most_max_warnings():
+    scanner = el.LogScanner()
+    scanner.warn("w")
+    scanner.warn("w")
+    assert scanner.warnings == ["w"]
+    for i in range(el.MAX_WARNINGS + 10):
+        scanner.warn("w%d" % i)
+    assert len(scanner.warnings) == el.MAX_WARNINGS and scanner.warnings[-1] == "w%d" % (el.MAX_WARNINGS - 2)
+
+
+@pytest.mark.parametrize("expected, observed, same", [
+    ("abc", 2, False),  # not a number: no match (not an error)
+    (None, 2.5, False),
+    ("ab", ["ba"], False),  # a string item is searched whole, not letter by letter
+    (["a", "b"], ["ba"], True),
+])
+def test_values_match_other_types(expected, observed, same):
+    assert el.values_match(expected, observed) is same
