@@ -407,7 +407,7 @@ def _h_sglang_server_args(sc, m, line, tag):
     try:
         algo, start, end = repr_field(dump, "speculative_algorithm")
         off = m.start("dump")
-        sc.observe("speculative_method", "none" if algo is None else str(algo).lower(),
+        sc.observe("speculative_method", str(algo).lower(),  # None -> "none"
                    _excerpt(line, m, start + off, end + off), RESOLVED)
     except KeyError:
         algo = None

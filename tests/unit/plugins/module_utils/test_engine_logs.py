@@ -458,6 +458,11 @@ def test_dump_evidence_is_an_excerpt_with_the_key():
     assert result["evidence"]["moe_backend"].startswith("[2026-03-14 09:00:01] server_args=ServerArgs(")
     assert "moe_runner_backend='triton'" in result["evidence"]["moe_backend"]
     assert len(result["evidence"]["moe_backend"]) < 200
+    assert result["evidence"]["speculative_method"] == (
+        "[2026-03-14 09:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm=None ...")
+    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log"))
+    assert result["evidence"]["speculative_method"] == (
+        "[2026-03-14 10:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm='EAGLE' ...")
 
 
 # --- the real-log corpus --------------------------------------------------------------------------------
@@ -1077,3 +1082,29 @@ def test_warnings_are_kept_once_each_and_at_most_max_warnings():
 ])
 def test_values_match_other_types(expected, observed, same):
     assert el.values_match(expected, observed) is same
+
+
+@pytest.mark.parametrize("chunk, on", [("8192", True), ("1", True), ("0", False), ("-1", False)])
+def test_sglang_scheduler_line_says_whether_prefill_is_chunked(chunk, on):
+    line = (SGL + "max_total_num_tokens=4200000, chunked_prefill_size=%s, max_prefill_tokens=16384, "
+            "max_running_requests=64, context_len=262144, available_gpu_mem=5.10 GB" % chunk)
+    result = el.scan_lines([line])
+    assert result["observed"]["chunked_prefill"] is on and result["evidence"]["chunked_prefill"] == line
+    assert result["observed"]["max_num_seqs"] == 64
+
+
+def test_sglang_draft_keys_need_a_speculative_algorithm_in_the_dump():
+    # an excerpt of the dump without speculative_algorithm: speculation is not known to be on, so the
+    # draft backends it names are not evidence
+    line = ("[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m', speculative_moe_runner_backend='triton', "
+            "speculative_draft_attention_backend='triton', moe_runner_backend='flashinfer_cutlass')")
+    observed = el.scan_lines([line])["observed"]
+    assert observed["moe_backend"] == "FLASHINFER_CUTLASS"
+    assert "draft_moe_backend" not in observed and "draft_attention_backend" not in observed
+    assert "speculative_method" not in observed
+
+
+def test_a_fatal_with_one_line_of_context_before_it_shows_it():
+    fatal = {"kind": "assertion", "line": "AssertionError", "line_number": 2, "context": ["a", "AssertionError"]}
+    assert el.describe_fatal(fatal) == "fatal assertion in the engine log at line 2: AssertionError -- context: a | " \
+        "AssertionError"
