@@ -1391,11 +1391,9 @@ def describe_fatal(fatal, context_width=300):
 
 def describe_failure(result, mismatches, engine):
     """The failure sentences, a fatal first: then what else the log contradicts, missing evidence in one line."""
-    messages = []
-    missing = [m["key"] for m in mismatches if m["evidence"] is None and m["expected"] is not None
-               and not (m["key"] == "ready" and result["fatal"] is None)]
     if result["fatal"] is not None:
-        messages.append(describe_fatal(result["fatal"]))
+        messages = [describe_fatal(result["fatal"])]
+        missing = [m["key"] for m in mismatches if m["evidence"] is None and m["expected"] is not None]
         messages.extend(describe_mismatch(m, engine) for m in mismatches if m["key"] not in missing)
         if missing:
             messages.append("no evidence in the log for %s (the engine failed before printing it)" % ", ".join(missing))
