@@ -1115,3 +1115,36 @@ def test_a_fatal_with_one_line_of_context_before_it_shows_it():
     fatal = {"kind": "assertion", "line": "AssertionError", "line_number": 2, "context": ["a", "AssertionError"]}
     assert el.describe_fatal(fatal) == "fatal assertion in the engine log at line 2: AssertionError -- context: a | " \
         "AssertionError"
+
+
+def _result(observed, evidence, conflicts=None):
+    """A scan result reduced to what compare_expect reads (LogScanner.result() has more keys)."""
+    result = {"observed": observed, "evidence": evidence}
+    if conflicts is not None:
+        result["conflicts"] = conflicts
+    return result
+
+
+def test_compare_expect_rules_on_handmade_results():
+    # a value without a proving line is a mismatch (named with the value), unless optional
+    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {})) == [
+        {"key": "moe_backend", "expected": "MARLIN", "observed": "MARLIN", "evidence": None}]
+    # ready and warnings need no proving line: "not ready" and "no warnings" are the absence of one
+    assert el.compare_expect({"ready": False, "warnings": []}, _result({"ready": False, "warnings": []}, {})) == []
+    # an optional key without evidence is skipped, and the keys after it are still compared
+    assert [m["key"] for m in el.compare_expect(
+        {"allreduce_backend": "NCCL", "attention_backend": "TRITON_ATTN", "moe_backend": "MARLIN"},
+        _result({"attention_backend": "FLASHINFER", "moe_backend": "CUTLASS"},
+                {"attention_backend": "a", "moe_backend": "m"}), optional=["allreduce_backend"])] == [
+        "attention_backend", "moe_backend"]
+    # only engine_version matches by prefix; a model or a bool is compared as a value
+    assert el.compare_expect({"model": "org/m"}, _result({"model": "org/m-FP8"}, {"model": "l"})) == [
+        {"key": "model", "expected": "org/m", "observed": "org/m-FP8", "evidence": "l"}]
+    assert el.compare_expect({"prefix_caching": "yes", "engine_version": "0.19"},
+                             _result({"prefix_caching": True, "engine_version": "0.19.1"},
+                                     {"prefix_caching": "p", "engine_version": "v"})) == []
+    # a later conflicting line of the same weight is a mismatch, the first that disagrees
+    conflicts = {"moe_backend": [{"value": "MARLIN", "line": "l1"}, {"value": "CUTLASS", "line": "l2"}]}
+    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
+                                                                conflicts)) == [
+        {"key": "moe_backend", "expected": "MARLIN", "observed": "CUTLASS", "evidence": "l2", "conflict": True}]
