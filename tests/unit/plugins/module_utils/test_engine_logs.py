@@ -1148,3 +1148,49 @@ def test_compare_expect_rules_on_handmade_results():
     assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
                                                                 conflicts)) == [
         {"key": "moe_backend", "expected": "MARLIN", "observed": "CUTLASS", "evidence": "l2", "conflict": True}]
+
+
+def test_a_quantized_moe_line_after_the_drafter_is_the_drafts():
+    lines = [VLLM + "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: ['FLASHINFER_CUTLASS']",
+             VLLM + "Loading drafter model...",
+             VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['MARLIN']"]
+    observed = el.scan_lines(lines)["observed"]
+    assert observed["moe_backend"] == "FLASHINFER_CUTLASS" and observed["draft_moe_backend"] == "MARLIN"
+
+
+def test_count_range_edges(tmp_path):
+    path, size = _lines_file(tmp_path, ["a"] * 10 + ["Traceback (most recent call last):"] + ["b"] * 10)
+    assert el.count_range(path, 4, 4) == (0, False)  # an empty range
+    assert el.count_range(path, 0, size + 100) == (21, True)  # a file shorter than the range (truncated)
+    # a needle cut by every chunk boundary, with chunks longer and shorter than the needle
+    for chunk in range(3, 80):
+        assert el.count_range(path, 0, size, chunk) == (21, True), chunk
+
+
+def test_count_parallel_counts_only_its_range(tmp_path):
+    lines = ["line %04d" % i for i in range(3000)]
+    path, size = _lines_file(tmp_path, lines)
+    start, stop = 10 * 100, 10 * 2000  # "line NNNN\n" is 10 bytes: lines 100 to 1999
+    for workers in (2, 3, 4):
+        assert el.count_parallel(path, start, stop, workers) == (1900, False)
+
+
+def test_count_parallel_uses_the_given_needles_in_every_range(tmp_path):
+    sigquit = "[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the child failed."
+    path, size = _lines_file(tmp_path, [sigquit] + [REQUEST.strip()] * 2000 + [sigquit])
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2002, False)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2002, True)
+
+
+def test_one_failed_worker_among_good_ones_fails_the_count(tmp_path, monkeypatch):
+    parent = os.getpid()
+    real = el.count_range
+    path, size = _lines_file(tmp_path, [REQUEST.strip()] * 3000)
+
+    def first_worker_fails(file, lo, hi, *args, **kwargs):
+        if os.getpid() != parent and lo < size // 2:
+            raise OSError("worker failed")
+        return real(file, lo, hi, *args, **kwargs)
+
+    monkeypatch.setattr(el, "count_range", first_worker_fails)
+    assert el.count_parallel(path, 0, size, 3) == (None, True)
