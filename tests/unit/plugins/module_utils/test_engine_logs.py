@@ -1194,3 +1194,40 @@ def test_one_failed_worker_among_good_ones_fails_the_count(tmp_path, monkeypatch
 
     monkeypatch.setattr(el, "count_range", first_worker_fails)
     assert el.count_parallel(path, 0, size, 3) == (None, True)
+
+
+def test_engine_config_evidence_is_the_excerpt_of_each_field():
+    line = (VLLM + "Initializing a V1 LLM engine (v0.19.1) with config: model='org/m', speculative_config="
+            "SpeculativeConfig(method='mtp', model='org/m', num_spec_tokens=2), tokenizer='org/m', "
+            "skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, "
+            "max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=2, pipeline_parallel_size=1, "
+            "kv_cache_dtype=fp8, device_config=cuda, enable_prefix_caching=True, enable_chunked_prefill=False, "
+            "use_async_output_proc=True")
+    result = el.scan_lines([line])
+    head = line[:60]
+    assert result["observed"]["chunked_prefill"] is False
+    assert result["evidence"] == dict(result["evidence"], **{
+        "model": head + " ... model='org/m' ...",
+        "speculative_method": head + " ... speculative_config=SpeculativeConfig(method='mtp', model='org/m', "
+                                     "num_spec_tokens=2) ...",
+        "tensor_parallel_size": head + " ... tensor_parallel_size=2 ...",
+        "chunked_prefill": head + " ... enable_chunked_prefill=False ...",
+    })
+
+
+def test_only_the_drafters_process_or_untagged_lines_after_it_are_the_drafts():
+    target = VLLM.replace("EngineCore", "Worker_TP1")
+    lines = [VLLM + "Loading drafter model...",
+             target + "Using AttentionBackendEnum.FLASHINFER backend.",
+             VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend."]
+    observed = el.scan_lines(lines)["observed"]
+    assert observed["attention_backend"] == "FLASHINFER" and observed["draft_attention_backend"] == "TRITON_ATTN"
+    # an untagged line is the draft's only once a drafter was loaded
+    untagged = "INFO 05-01 17:58:16 [x.py:1] Using AttentionBackendEnum.TRITON_ATTN backend."
+    assert el.scan_lines([untagged])["observed"]["attention_backend"] == "TRITON_ATTN"
+    assert el.scan_lines([VLLM + "Loading drafter model...", untagged])["observed"]["draft_attention_backend"] == \
+        "TRITON_ATTN"
+
+
+def test_backend_name_strips_quotes_only():
+    assert el.backend_name("'XFORMERS'") == "XFORMERS"
