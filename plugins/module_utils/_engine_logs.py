@@ -191,10 +191,8 @@ def kernel_class_backend(cls_name):
 def _literal(text):
     """A Python-repr scalar from a config dump: ``'x'`` -> x, ``None``/``True``/``12`` -> typed."""
     text = text.strip()
-    if text in ("None", "null"):
+    if text == "null":  # a JSON dump's None (None, True, False and numbers are Python literals)
         return None
-    if text in ("True", "False"):
-        return text == "True"
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):

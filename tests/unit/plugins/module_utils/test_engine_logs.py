@@ -1231,3 +1231,15 @@ def test_only_the_drafters_process_or_untagged_lines_after_it_are_the_drafts():
 
 def test_backend_name_strips_quotes_only():
     assert el.backend_name("'XFORMERS'") == "XFORMERS"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("None", None), (" null ", None), ("True", True), ("False", False), ("12", 12), ("-0.5", -0.5),
+    ("'x'", "x"), ('"x"', "x"), ("auto", "auto"), ("'XFORMERS", "XFORMERS"),  # an unterminated quote: cut
+])
+def test_literal_reads_a_dump_value(text, value):
+    assert el._literal(text) == value and type(el._literal(text)) is type(value)
+
+
+def test_backend_name_takes_the_last_dotted_part():
+    assert el.backend_name("vllm.v1.attention.backends.registry.AttentionBackendEnum.TRITON_ATTN") == "TRITON_ATTN"
