@@ -1173,6 +1173,7 @@ def test_count_parallel_counts_only_its_range(tmp_path):
     start, stop = 10 * 100, 10 * 2000  # "line NNNN\n" is 10 bytes: lines 100 to 1999
     for workers in (2, 3, 4):
         assert el.count_parallel(path, start, stop, workers) == (1900, False)
+        assert el.count_parallel(path, 10 * 1000, 10 * 1200, workers) == (200, False)
 
 
 def test_count_parallel_uses_the_given_needles_in_every_range(tmp_path):
@@ -1243,3 +1244,17 @@ def test_literal_reads_a_dump_value(text, value):
 
 def test_backend_name_takes_the_last_dotted_part():
     assert el.backend_name("vllm.v1.attention.backends.registry.AttentionBackendEnum.TRITON_ATTN") == "TRITON_ATTN"
+
+
+def test_last_metrics_line_only_before_the_stop_in_a_large_file(tmp_path):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
+    needle = el.METRICS_NEEDLES["vllm"]
+    head = REQUEST * 2000 + metric % "1.50" + "\n" + REQUEST * 10
+    path = tmp_path / "big.log"
+    path.write_bytes((head + metric % "2.25" + "\n" + REQUEST * 10).encode())
+    assert el._last_metrics_lines(str(path), 0, len(head), [needle], block=4096) == [metric % "1.50"]
+    # a metrics line that is the file's first line
+    path.write_bytes((metric % "3.00" + "\n" + REQUEST * 10).encode())
+    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [needle]) == [metric % "3.00"]
