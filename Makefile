@@ -48,6 +48,6 @@ bench: lab-fleet
 	python benchmarks/noop_converge_bench.py
 	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
 
-## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns and the swap module
+## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns, the profile lint, the launch script and the swap module
 mutation: env
 	benchmarks/mutation.sh

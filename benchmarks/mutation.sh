@@ -6,10 +6,12 @@
 #   benchmarks/mutation.sh [file ...]     default: the files in FILES below
 #
 # Needs mutmut next to the unit test dependencies (a venv with requirements-dev.txt and
-# requirements-bench.txt). MUTATION_JOBS sets the parallel test processes (default: CPUs).
+# requirements-bench.txt). MUTATION_JOBS sets the parallel test processes (default: CPUs); on a
+# shared machine run one file at a time with MUTATION_JOBS=1.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-FILES=("plugins/module_utils/_engine_logs.py" "plugins/modules/container_swap.py")
+FILES=("plugins/module_utils/_engine_logs.py" "plugins/plugin_utils/_profile_lint.py" "plugins/plugin_utils/_profile.py"
+       "plugins/modules/container_swap.py")
 if [ "$#" -gt 0 ]; then FILES=("$@"); fi
 jobs=${MUTATION_JOBS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mutation.XXXXXX")

@@ -191,10 +191,8 @@ def kernel_class_backend(cls_name):
 def _literal(text):
     """A Python-repr scalar from a config dump: ``'x'`` -> x, ``None``/``True``/``12`` -> typed."""
     text = text.strip()
-    if text in ("None", "null"):
+    if text == "null":  # a JSON dump's None (None, True, False and numbers are Python literals)
         return None
-    if text in ("True", "False"):
-        return text == "True"
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -202,8 +200,8 @@ def _literal(text):
 
 
 def parse_int(text):
-    """``1,206,303`` -> 1206303."""
-    return int(str(text).replace(",", "").replace("_", ""))
+    """``1,206,303`` -> 1206303 (the KV cache line groups digits with commas)."""
+    return int(str(text).replace(",", ""))
 
 
 def repr_field(text, key):
@@ -312,7 +310,7 @@ def _h_non_default_args(sc, m, line, tag):
 
 
 def _h_version(sc, m, line, tag):
-    sc.observe("engine_version", m.group("version").rstrip(","), line, SELECTED)
+    sc.observe("engine_version", m.group("version"), line, SELECTED)
 
 
 def _h_banner_model(sc, m, line, tag):
@@ -407,7 +405,7 @@ def _h_sglang_server_args(sc, m, line, tag):
     try:
         algo, start, end = repr_field(dump, "speculative_algorithm")
         off = m.start("dump")
-        sc.observe("speculative_method", "none" if algo is None else str(algo).lower(),
+        sc.observe("speculative_method", str(algo).lower(),  # None -> "none"
                    _excerpt(line, m, start + off, end + off), RESOLVED)
     except KeyError:
         algo = None
@@ -650,11 +648,16 @@ _BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
 # any of them is only counted, never decoded; a chunk that opens a traceback is decoded, and so is
 # every chunk after it until the traceback's exception line (LogScanner.in_traceback).
 # (Few, long needles: each one is a pass over the chunk; test_fatal_after_filler_is_found_like_line_by_line.)
-FATAL_NEEDLES = (
-    b"Traceback (most recent call last)",
-    b" unexpectedly",  # vLLM: "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
-    b". It usually means ",
-)
+# Once the engine is known only its own needles are searched: the patterns a needle leads to are
+# that engine's (the other engine's patterns are never run), and a needle is a whole pass.
+ENGINE_FATAL_NEEDLES = {
+    "vllm": (b"Traceback (most recent call last)",
+             b" unexpectedly"),  # "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
+    "sglang": (b"Traceback (most recent call last)",
+               b". It usually means "),  # "Received sigquit from a child process. It usually means ..."
+}
+FATAL_NEEDLES = tuple(sorted(set(n for needles in ENGINE_FATAL_NEEDLES.values() for n in needles), key=len,
+                             reverse=True))
 # After start-up, also the last metrics line of a chunk is read (when speculation is on).
 METRICS_NEEDLES = {"vllm": b"SpecDecoding metrics: ", "sglang": b"accept len: "}
 # Lines longer than this are cut to it before matching (and reported once).
@@ -794,10 +797,9 @@ class LogScanner(object):
         self.priority[key] = priority
 
     def latest(self, key, value, line):
-        """Record a running measurement: the last line wins."""
+        """Record a running measurement (LATEST_KEYS, never observe()d): the last line wins."""
         self.values[key] = value
         self.evidence[key] = show(line)
-        self.priority[key] = SELECTED
 
     def warn(self, text):
         if text not in self.warnings and len(self.warnings) < MAX_WARNINGS:
@@ -810,6 +812,11 @@ class LogScanner(object):
 
     def in_drafter(self, tag):
         return tag in self.drafter_tags or (tag == "" and bool(self.drafter_tags))
+
+    @property
+    def fatal_needles(self):
+        """The byte needles that a line starting a fatal of this log's engine contains (FATAL_NEEDLES)."""
+        return ENGINE_FATAL_NEEDLES.get(self.engine, FATAL_NEEDLES)
 
     @property
     def speculating(self):
@@ -1066,7 +1073,8 @@ def feed_bytes(scanner, chunk, end=None, start=0):
     if end is None:
         end = len(chunk)
     while start < end:
-        if not scanner.wants_every_line and all(chunk.find(needle, start, end) < 0 for needle in FATAL_NEEDLES):
+        if not scanner.wants_every_line and all(chunk.find(needle, start, end) < 0
+                                                for needle in scanner.fatal_needles):
             _observe_metrics(scanner, chunk, start, end)
             tail_start = max(start, end - TAIL_BYTES)
             if tail_start > start:
@@ -1093,8 +1101,8 @@ _NEEDLE_OVERLAP = max(len(needle) for needle in FATAL_NEEDLES)
 METRICS_LOOKBACK = 64 << 20
 
 
-def count_range(path, start, stop, chunk_size=1 << 20):
-    """``(newlines, needle_found)`` of the bytes ``[start, stop)`` of a file."""
+def count_range(path, start, stop, chunk_size=1 << 20, needles=FATAL_NEEDLES):
+    """``(newlines, needle_found)`` of the bytes ``[start, stop)`` of a file (any of ``needles``)."""
     newlines = 0
     found = False
     buf = bytearray(chunk_size)
@@ -1110,7 +1118,7 @@ def count_range(path, start, stop, chunk_size=1 << 20):
             newlines += buf.count(b"\n", 0, count)
             if not found:
                 window = edge + bytes(buf[:min(count, _NEEDLE_OVERLAP)])  # needles across chunks
-                found = any(buf.find(needle, 0, count) >= 0 or needle in window for needle in FATAL_NEEDLES)
+                found = any(buf.find(needle, 0, count) >= 0 or needle in window for needle in needles)
             if count >= _NEEDLE_OVERLAP:
                 edge = bytes(buf[count - _NEEDLE_OVERLAP:count])
             else:
@@ -1132,7 +1140,7 @@ def _line_start_after(path, offset):
                 return handle.tell() - len(data) + nl + 1
 
 
-def count_parallel(path, start, stop, workers):
+def count_parallel(path, start, stop, workers, needles=FATAL_NEEDLES):
     """``count_range`` over ``[start, stop)`` split at line starts among forked workers."""
     bounds = [start]
     for i in range(1, workers):
@@ -1146,13 +1154,13 @@ def count_parallel(path, start, stop, workers):
             status = 1
             try:
                 os.close(read_fd)
-                os.write(write_fd, ("%d %d" % count_range(path, lo, hi)).encode("ascii"))
+                os.write(write_fd, ("%d %d" % count_range(path, lo, hi, needles=needles)).encode("ascii"))
                 status = 0
             finally:
                 os._exit(status)
         os.close(write_fd)
         children.append((pid, read_fd))
-    newlines, found = count_range(path, bounds[0], bounds[1])
+    newlines, found = count_range(path, bounds[0], bounds[1], needles=needles)
     ok = True
     for pid, read_fd in children:
         with os.fdopen(read_fd, "rb") as pipe:
@@ -1172,10 +1180,11 @@ def _last_metrics_lines(path, start, stop, needles, block=1 << 20):
         hi = stop
         while hi > low and not found:
             lo = max(low, hi - block)
-            handle.seek(lo)
-            data = handle.read(min(hi + LINE_CAP, stop) - lo)  # the window runs past hi to finish a line
-            for needle in needles:
-                pos = data.rfind(needle, 0, hi - lo)
+            base = max(start, lo - LINE_CAP)  # the window starts before lo to begin a line, runs past hi to finish it
+            handle.seek(base)
+            data = handle.read(min(hi + LINE_CAP, stop) - base)
+            for needle in needles:  # the last one from lo on, even one that hi cuts (the blocks after had none)
+                pos = data.rfind(needle, lo - base)
                 if pos >= 0:
                     found[needle] = _line_bounds(data, pos, 0, len(data))
             hi = lo
@@ -1201,7 +1210,7 @@ def scan_file(path, engine="auto", chunk_size=1 << 20, parallel=True):
             if workers > 1 and not scanner.wants_every_line and head is None:
                 start = handle.tell() - keep
                 if size - start >= PARALLEL_MIN_BYTES:
-                    newlines, found = count_parallel(path, start, size, workers)
+                    newlines, found = count_parallel(path, start, size, workers, scanner.fatal_needles)
                     if not found:
                         scanner.skip(newlines)
                         if scanner.speculating and scanner.engine in METRICS_NEEDLES:
@@ -1380,11 +1389,9 @@ def describe_fatal(fatal, context_width=300):
 
 def describe_failure(result, mismatches, engine):
     """The failure sentences, a fatal first: then what else the log contradicts, missing evidence in one line."""
-    messages = []
-    missing = [m["key"] for m in mismatches if m["evidence"] is None and m["expected"] is not None
-               and not (m["key"] == "ready" and result["fatal"] is None)]
     if result["fatal"] is not None:
-        messages.append(describe_fatal(result["fatal"]))
+        messages = [describe_fatal(result["fatal"])]
+        missing = [m["key"] for m in mismatches if m["evidence"] is None and m["expected"] is not None]
         messages.extend(describe_mismatch(m, engine) for m in mismatches if m["key"] not in missing)
         if missing:
             messages.append("no evidence in the log for %s (the engine failed before printing it)" % ", ".join(missing))

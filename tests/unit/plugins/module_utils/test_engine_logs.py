@@ -38,6 +38,18 @@ def test_split_prefix(line, message, tag):
     assert (msg, got_tag) == (message, tag)
 
 
+@pytest.mark.parametrize("line, header", [
+    ("[2026-07-24 08:09:27 TP0] Prefill batch", "sglang"),
+    ("(APIServer pid=1) INFO 06-09 10:08:22 [api_server.py:1961] Starting vLLM server", "vllm"),
+    # SGLang's uvicorn lines carry its timestamp header but are no engine record (client-chosen paths)
+    ("[2026-07-24 08:09:21] INFO:     10.38.1.110:54856 - \"GET /OutOfMemoryError HTTP/1.1\" 404", None),
+    ("(EngineCore pid=7476) 2026-07-25 13:42:38,525 - INFO - autotuner.py:2216 - flashinfer.jit: x", None),
+    ("INFO:     Application startup complete.", None),
+])
+def test_split_prefix_names_the_engine_of_a_record_only(line, header):
+    assert el.split_prefix(line)[2] == header
+
+
 def test_clean_line_strips_ansi_colour():
     assert el.clean_line("(APIServer pid=1) \x1b[32mINFO\x1b[0m 05-01 x  \r") == "(APIServer pid=1) INFO 05-01 x"
 
@@ -416,6 +428,13 @@ def test_compare_expect(expect, optional, keys):
     assert [m["key"] for m in el.compare_expect(expect, RESULT, optional)] == keys
 
 
+def test_a_value_where_none_is_expected_is_a_mismatch_with_its_proof():
+    assert el.compare_expect({"draft_moe_backend": None}, RESULT) == [
+        {"key": "draft_moe_backend", "expected": None, "observed": "TRITON",
+         "evidence": RESULT["evidence"]["draft_moe_backend"]}]
+    assert el.compare_expect({"warnings": None}, {"observed": {"warnings": []}, "evidence": {}}) == []
+
+
 def test_no_evidence_and_optional():
     result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
     expect = {"draft_moe_backend": None, "engine_version": "0.5.9", "draft_attention_backend": "TRITON"}
@@ -444,8 +463,13 @@ def test_messages_name_key_expected_observed_and_proof():
 def test_dump_evidence_is_an_excerpt_with_the_key():
     result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
     assert result["evidence"]["moe_backend"].startswith("[2026-03-14 09:00:01] server_args=ServerArgs(")
-    assert "moe_runner_backend='triton'" in result["evidence"]["moe_backend"]
-    assert len(result["evidence"]["moe_backend"]) < 200
+    assert result["evidence"]["moe_backend"] == (
+        "[2026-03-14 09:00:01] server_args=ServerArgs(model_path='nvi ... moe_runner_backend='triton' ...")
+    assert result["evidence"]["speculative_method"] == (
+        "[2026-03-14 09:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm=None ...")
+    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log"))
+    assert result["evidence"]["speculative_method"] == (
+        "[2026-03-14 10:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm='EAGLE' ...")
 
 
 # --- the real-log corpus --------------------------------------------------------------------------------
@@ -651,13 +675,18 @@ FATAL_LOGS = [(None, name) for name in ("vllm-0.19-mtp-illegal-memory-access.log
 @pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
 def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
     # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
-    # needles cover it), with the same line, context and root cause.
+    # needles cover it), with the same line, context and root cause. The start-up is of the crash's
+    # engine (a log is one engine's, and only that engine's needles are searched).
     if where:
         tail = corpus_text(name)[1]
     else:
         with open(fixture(name), encoding="utf-8") as handle:
             tail = handle.read().splitlines()
-    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    if name.startswith("sglang-"):
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    else:
+        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
     path = str(tmp_path / "x.log")
     before = _write_filler(path, head, REQUEST.strip(), 2 << 20, tail)
     result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
@@ -826,6 +855,9 @@ def test_non_default_args_with_objects_are_read_key_by_key():
     ("0.2", "0.20.1", False),
     ("0.1", "0.19", False),
     ("0.33.0", "0.33", False),
+    ("0.20", "v0.20.1", True),
+    ("0.20", " V0.20 ", True),
+    ("0.19", "0.19x", False),
 ])
 def test_version_match(expected, observed, same):
     assert el._version_match(expected, observed) is same
@@ -884,3 +916,345 @@ def test_a_dynamo_wrapped_exception_is_read_as_the_root_cause(tmp_path):
                    + "\n")
     fatal = el.scan_file(str(log), "vllm")["fatal"]
     assert fatal["kind"] == "config_error" and fatal["line"].endswith("ValueError: bad config")
+
+
+# --- the counted-only reading: ranges, workers, the last metrics line (mutation-tested) -----------------
+def _lines_file(tmp_path, lines):
+    path = tmp_path / "r.log"
+    path.write_bytes("".join(line + "\n" for line in lines).encode())
+    return str(path), path.stat().st_size
+
+
+@pytest.mark.parametrize("offset, expected", [(1, 6), (5, 6), (6, 6), (7, 12), (12, 12), (13, 19), (18, 19)])
+def test_line_start_after_is_the_first_line_start_at_or_after_the_offset(tmp_path, offset, expected):
+    path, size = _lines_file(tmp_path, ["aaaaa", "bbbbb", "cccccc"])
+    assert size == 19
+    assert el._line_start_after(path, offset) == expected
+
+
+def test_line_start_after_a_line_longer_than_its_read_block(tmp_path):
+    path, size = _lines_file(tmp_path, ["a", "x" * 200000, "b"])
+    assert el._line_start_after(path, 5) == 200003
+    path, size = _lines_file(tmp_path, ["a", "x" * 200000])
+    with open(path, "ab") as handle:
+        handle.write(b"no newline")
+    assert el._line_start_after(path, 200003) == 200003
+    assert el._line_start_after(path, 200005) == size + len("no newline")
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5])
+@pytest.mark.parametrize("where", [None, 0.1, 0.5, 0.97])
+def test_count_parallel_counts_every_range_and_a_needle_in_any_of_them(tmp_path, workers, where):
+    lines = [REQUEST.strip()] * 3000
+    if where is not None:
+        lines[int(len(lines) * where)] = "(EngineCore pid=2) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):"
+    path, size = _lines_file(tmp_path, ["start"] + lines)
+    assert el.count_parallel(path, 6, size, workers) == (3000, where is not None)
+    assert el.count_range(path, 6, size) == (3000, where is not None)
+
+
+def test_count_parallel_searches_the_needles_it_is_given(tmp_path):
+    lines = [REQUEST.strip()] * 2000 + ["[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the "
+                                        "child failed."] + [REQUEST.strip()] * 10
+    path, size = _lines_file(tmp_path, lines)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2011, True)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
+    assert el.count_range(path, 0, size, needles=el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
+
+
+def test_a_failed_worker_makes_the_scan_read_its_range_line_by_line(tmp_path, monkeypatch):
+    # a forked worker that dies (its count_range raises) answers nothing: the scan does not trust the
+    # count and reads the rest line by line, with the same result as a sequential scan
+    parent = os.getpid()
+    real = el.count_range
+
+    def failing_in_a_worker(*args, **kwargs):
+        if os.getpid() != parent:
+            raise OSError("worker failed")
+        return real(*args, **kwargs)
+
+    tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
+            "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
+            "memory access was encountered\n")
+    path, lines = _big_log(tmp_path, tail)
+    size = os.path.getsize(path)
+    monkeypatch.setattr(el, "count_range", failing_in_a_worker)
+    assert el.count_parallel(path, 0, size, 2) == (None, True)
+    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
+    result = el.scan_file(path, chunk_size=64 * 1024)
+    expected = el.scan_file(path, chunk_size=64 * 1024, parallel=False)
+    assert result == expected and result["log_lines_read"] == lines
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+
+
+def test_last_metrics_line_is_the_last_within_the_lookback(tmp_path, monkeypatch):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
+    needle = el.METRICS_NEEDLES["vllm"]
+    lines = [REQUEST.strip()] * 100 + [metric % "1.50"] + [REQUEST.strip()] * 300 + [metric % "2.25"] + \
+        [REQUEST.strip()] * 50
+    path, size = _lines_file(tmp_path, lines)
+    # searched backwards block by block: the last one, whole, wherever a block boundary cuts the line
+    # or the needle itself
+    for block in list(range(40, 400, 7)) + [1000, 1 << 20]:
+        assert el._last_metrics_lines(path, 0, size, [needle], block=block) == [metric % "2.25"]
+    # only up to the stop, and only within METRICS_LOOKBACK of it
+    stop = size - len(metric % "2.25") - 51 * len(REQUEST)
+    assert el._last_metrics_lines(path, 0, stop, [needle], block=128) == [metric % "1.50"]
+    monkeypatch.setattr(el, "METRICS_LOOKBACK", 50 * len(REQUEST))
+    assert el._last_metrics_lines(path, 0, size, [needle]) == []
+    assert el._last_metrics_lines(path, size - 10, size, [needle]) == []
+
+
+@pytest.mark.parametrize("chunk_size", [1024, 64 * 1024, 1 << 20])
+def test_a_long_line_is_cut_at_the_cap_whatever_the_buffer(tmp_path, chunk_size):
+    # the 50 MB test with lines a mutation run can afford: 200 KiB, read through buffers that grow
+    line = ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered " + "x" * (200 << 10)
+    path = tmp_path / "long.log"
+    path.write_text("first\n" + line + "\n" + line + "\nlast\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=chunk_size)
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access" and result["fatal"]["line_number"] == 2
+    assert result["fatal"]["line"] == el.show(line[:el.LINE_CAP])
+    assert result["long_lines"] == 2 and result["log_lines_read"] == 4
+    assert [w for w in result["observed"]["warnings"] if "longer than" in w] == [
+        "log line 2 is longer than 65536 characters: such lines are cut to that length before they are read"]
+
+
+@pytest.mark.parametrize("chunk_size", [1000, 1 << 20])
+@pytest.mark.parametrize("extra, cut", [(0, False), (1, True)])
+def test_a_line_of_exactly_the_cap_is_not_cut(tmp_path, chunk_size, extra, cut):
+    line = "y" * (el.LINE_CAP + extra)
+    path = tmp_path / "cap.log"
+    path.write_text("a\n" + line + "\nb\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=chunk_size)
+    assert result["long_lines"] == (1 if cut else 0) and result["log_lines_read"] == 3
+    assert el.scan_lines(["a", line, "b"])["long_lines"] == (1 if cut else 0)
+
+
+def test_a_long_last_line_without_newline_is_read_as_its_first_cap(tmp_path):
+    line = ERR + "torch.OutOfMemoryError: CUDA out of memory. " + "z" * (100 << 10)
+    path = tmp_path / "end.log"
+    path.write_text("a\n" + line, encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=4096)
+    assert result["log_lines_read"] == 2 and result["long_lines"] == 1
+    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line_number"] == 2
+
+
+def test_a_metrics_line_with_invalid_utf8_is_read_with_replacement_characters(tmp_path):
+    metric = (b"(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              b"2.25, Accepted throughput: 12.10 tokens/s \xff\xfe, Drafted throughput: 23.40 tokens/s, Accepted: 5 "
+              b"tokens, Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
+    path = tmp_path / "u.log"
+    path.write_bytes(REQUEST.encode() * 20 + metric + b"\n" + REQUEST.encode() * 5)
+    lines = el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]])
+    assert lines == [metric.decode("utf-8", "replace")] and "\ufffd\ufffd" in lines[0]
+
+
+@pytest.mark.parametrize("start, pos, end, line", [
+    (0, 6, 16, b"metrics x"),
+    (2, 6, 16, b"metrics x"),
+    (4, 6, 16, b"trics x"),  # a range starting inside a line: from the range start
+    (2, 6, 8, b"metric"),  # a range ending inside a line: to the range end
+    (12, 14, 16, b"tail"),  # the last line, without its newline
+])
+def test_line_bounds_are_the_line_within_the_range(start, pos, end, line):
+    assert el._line_bounds(b"a\nmetrics x\ntail", pos, start, end) == line
+
+
+def test_a_metrics_line_at_the_very_end_without_newline_is_read(tmp_path):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "2.25, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
+    path = tmp_path / "e.log"
+    path.write_bytes(REQUEST.encode() * 20 + metric.encode())
+    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]]) == [metric]
+
+
+def test_warnings_are_kept_once_each_and_at_most_max_warnings():
+    scanner = el.LogScanner()
+    scanner.warn("w")
+    scanner.warn("w")
+    assert scanner.warnings == ["w"]
+    for i in range(el.MAX_WARNINGS + 10):
+        scanner.warn("w%d" % i)
+    assert len(scanner.warnings) == el.MAX_WARNINGS and scanner.warnings[-1] == "w%d" % (el.MAX_WARNINGS - 2)
+
+
+@pytest.mark.parametrize("expected, observed, same", [
+    ("abc", 2, False),  # not a number: no match (not an error)
+    (None, 2.5, False),
+    ("ab", ["ba"], False),  # a string item is searched whole, not letter by letter
+    (["a", "b"], ["ba"], True),
+])
+def test_values_match_other_types(expected, observed, same):
+    assert el.values_match(expected, observed) is same
+
+
+@pytest.mark.parametrize("chunk, on", [("8192", True), ("1", True), ("0", False), ("-1", False)])
+def test_sglang_scheduler_line_says_whether_prefill_is_chunked(chunk, on):
+    line = (SGL + "max_total_num_tokens=4200000, chunked_prefill_size=%s, max_prefill_tokens=16384, "
+            "max_running_requests=64, context_len=262144, available_gpu_mem=5.10 GB" % chunk)
+    result = el.scan_lines([line])
+    assert result["observed"]["chunked_prefill"] is on and result["evidence"]["chunked_prefill"] == line
+    assert result["observed"]["max_num_seqs"] == 64
+
+
+def test_sglang_draft_keys_need_a_speculative_algorithm_in_the_dump():
+    # an excerpt of the dump without speculative_algorithm: speculation is not known to be on, so the
+    # draft backends it names are not evidence
+    line = ("[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m', speculative_moe_runner_backend='triton', "
+            "speculative_draft_attention_backend='triton', moe_runner_backend='flashinfer_cutlass')")
+    observed = el.scan_lines([line])["observed"]
+    assert observed["moe_backend"] == "FLASHINFER_CUTLASS"
+    assert "draft_moe_backend" not in observed and "draft_attention_backend" not in observed
+    assert "speculative_method" not in observed
+
+
+def test_a_fatal_with_one_line_of_context_before_it_shows_it():
+    fatal = {"kind": "assertion", "line": "AssertionError", "line_number": 2, "context": ["a", "AssertionError"]}
+    assert el.describe_fatal(fatal) == "fatal assertion in the engine log at line 2: AssertionError -- context: a | " \
+        "AssertionError"
+
+
+def _result(observed, evidence, conflicts=None):
+    """A scan result reduced to what compare_expect reads (LogScanner.result() has more keys)."""
+    result = {"observed": observed, "evidence": evidence}
+    if conflicts is not None:
+        result["conflicts"] = conflicts
+    return result
+
+
+def test_compare_expect_rules_on_handmade_results():
+    # a value without a proving line is a mismatch (named with the value), unless optional
+    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {})) == [
+        {"key": "moe_backend", "expected": "MARLIN", "observed": "MARLIN", "evidence": None}]
+    # ready and warnings need no proving line: "not ready" and "no warnings" are the absence of one
+    assert el.compare_expect({"ready": False, "warnings": []}, _result({"ready": False, "warnings": []}, {})) == []
+    # an optional key without evidence is skipped, and the keys after it are still compared
+    assert [m["key"] for m in el.compare_expect(
+        {"allreduce_backend": "NCCL", "attention_backend": "TRITON_ATTN", "moe_backend": "MARLIN"},
+        _result({"attention_backend": "FLASHINFER", "moe_backend": "CUTLASS"},
+                {"attention_backend": "a", "moe_backend": "m"}), optional=["allreduce_backend"])] == [
+        "attention_backend", "moe_backend"]
+    # only engine_version matches by prefix; a model or a bool is compared as a value
+    assert el.compare_expect({"model": "org/m"}, _result({"model": "org/m-FP8"}, {"model": "l"})) == [
+        {"key": "model", "expected": "org/m", "observed": "org/m-FP8", "evidence": "l"}]
+    assert el.compare_expect({"prefix_caching": "yes", "engine_version": "0.19"},
+                             _result({"prefix_caching": True, "engine_version": "0.19.1"},
+                                     {"prefix_caching": "p", "engine_version": "v"})) == []
+    # a later conflicting line of the same weight is a mismatch, the first that disagrees
+    conflicts = {"moe_backend": [{"value": "MARLIN", "line": "l1"}, {"value": "CUTLASS", "line": "l2"}]}
+    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
+                                                                conflicts)) == [
+        {"key": "moe_backend", "expected": "MARLIN", "observed": "CUTLASS", "evidence": "l2", "conflict": True}]
+
+
+def test_a_quantized_moe_line_after_the_drafter_is_the_drafts():
+    lines = [VLLM + "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: ['FLASHINFER_CUTLASS']",
+             VLLM + "Loading drafter model...",
+             VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['MARLIN']"]
+    observed = el.scan_lines(lines)["observed"]
+    assert observed["moe_backend"] == "FLASHINFER_CUTLASS" and observed["draft_moe_backend"] == "MARLIN"
+
+
+def test_count_range_edges(tmp_path):
+    path, size = _lines_file(tmp_path, ["a"] * 10 + ["Traceback (most recent call last):"] + ["b"] * 10)
+    assert el.count_range(path, 4, 4) == (0, False)  # an empty range
+    assert el.count_range(path, 0, size + 100) == (21, True)  # a file shorter than the range (truncated)
+    # a needle cut by every chunk boundary, with chunks longer and shorter than the needle
+    for chunk in range(3, 80):
+        assert el.count_range(path, 0, size, chunk) == (21, True), chunk
+
+
+def test_count_parallel_counts_only_its_range(tmp_path):
+    lines = ["line %04d" % i for i in range(3000)]
+    path, size = _lines_file(tmp_path, lines)
+    start, stop = 10 * 100, 10 * 2000  # "line NNNN\n" is 10 bytes: lines 100 to 1999
+    for workers in (2, 3, 4):
+        assert el.count_parallel(path, start, stop, workers) == (1900, False)
+        assert el.count_parallel(path, 10 * 1000, 10 * 1200, workers) == (200, False)
+
+
+def test_count_parallel_uses_the_given_needles_in_every_range(tmp_path):
+    sigquit = "[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the child failed."
+    path, size = _lines_file(tmp_path, [sigquit] + [REQUEST.strip()] * 2000 + [sigquit])
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2002, False)
+    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2002, True)
+
+
+def test_one_failed_worker_among_good_ones_fails_the_count(tmp_path, monkeypatch):
+    parent = os.getpid()
+    real = el.count_range
+    path, size = _lines_file(tmp_path, [REQUEST.strip()] * 3000)
+
+    def first_worker_fails(file, lo, hi, *args, **kwargs):
+        if os.getpid() != parent and lo < size // 2:
+            raise OSError("worker failed")
+        return real(file, lo, hi, *args, **kwargs)
+
+    monkeypatch.setattr(el, "count_range", first_worker_fails)
+    assert el.count_parallel(path, 0, size, 3) == (None, True)
+
+
+def test_engine_config_evidence_is_the_excerpt_of_each_field():
+    line = (VLLM + "Initializing a V1 LLM engine (v0.19.1) with config: model='org/m', speculative_config="
+            "SpeculativeConfig(method='mtp', model='org/m', num_spec_tokens=2), tokenizer='org/m', "
+            "skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, trust_remote_code=True, dtype=torch.bfloat16, "
+            "max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=2, pipeline_parallel_size=1, "
+            "kv_cache_dtype=fp8, device_config=cuda, enable_prefix_caching=True, enable_chunked_prefill=False, "
+            "use_async_output_proc=True")
+    result = el.scan_lines([line])
+    head = line[:60]
+    assert result["observed"]["chunked_prefill"] is False
+    assert result["evidence"] == dict(result["evidence"], **{
+        "model": head + " ... model='org/m' ...",
+        "speculative_method": head + " ... speculative_config=SpeculativeConfig(method='mtp', model='org/m', "
+                                     "num_spec_tokens=2) ...",
+        "tensor_parallel_size": head + " ... tensor_parallel_size=2 ...",
+        "chunked_prefill": head + " ... enable_chunked_prefill=False ...",
+    })
+
+
+def test_only_the_drafters_process_or_untagged_lines_after_it_are_the_drafts():
+    target = VLLM.replace("EngineCore", "Worker_TP1")
+    lines = [VLLM + "Loading drafter model...",
+             target + "Using AttentionBackendEnum.FLASHINFER backend.",
+             VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend."]
+    observed = el.scan_lines(lines)["observed"]
+    assert observed["attention_backend"] == "FLASHINFER" and observed["draft_attention_backend"] == "TRITON_ATTN"
+    # an untagged line is the draft's only once a drafter was loaded
+    untagged = "INFO 05-01 17:58:16 [x.py:1] Using AttentionBackendEnum.TRITON_ATTN backend."
+    assert el.scan_lines([untagged])["observed"]["attention_backend"] == "TRITON_ATTN"
+    assert el.scan_lines([VLLM + "Loading drafter model...", untagged])["observed"]["draft_attention_backend"] == \
+        "TRITON_ATTN"
+
+
+def test_backend_name_strips_quotes_only():
+    assert el.backend_name("'XFORMERS'") == "XFORMERS"
+
+
+@pytest.mark.parametrize("text, value", [
+    ("None", None), (" null ", None), ("True", True), ("False", False), ("12", 12), ("-0.5", -0.5),
+    ("'x'", "x"), ('"x"', "x"), ("auto", "auto"), ("'XFORMERS", "XFORMERS"),  # an unterminated quote: cut
+])
+def test_literal_reads_a_dump_value(text, value):
+    assert el._literal(text) == value and type(el._literal(text)) is type(value)
+
+
+def test_backend_name_takes_the_last_dotted_part():
+    assert el.backend_name("vllm.v1.attention.backends.registry.AttentionBackendEnum.TRITON_ATTN") == "TRITON_ATTN"
+
+
+def test_last_metrics_line_only_before_the_stop_in_a_large_file(tmp_path):
+    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
+              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
+              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
+    needle = el.METRICS_NEEDLES["vllm"]
+    head = REQUEST * 2000 + metric % "1.50" + "\n" + REQUEST * 10
+    path = tmp_path / "big.log"
+    path.write_bytes((head + metric % "2.25" + "\n" + REQUEST * 10).encode())
+    assert el._last_metrics_lines(str(path), 0, len(head), [needle], block=4096) == [metric % "1.50"]
+    # a metrics line that is the file's first line
+    path.write_bytes((metric % "3.00" + "\n" + REQUEST * 10).encode())
+    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [needle]) == [metric % "3.00"]
