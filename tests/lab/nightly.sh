@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Move a rolling tag in the lab registry, as upstream moves cu130-nightly (tests of playbooks/pin.yml).
 #
-#   tests/lab/nightly.sh build VERSION [FAULT]  build the vLLM simulator claiming VERSION (optionally
+#   tests/lab/nightly.sh build VERSION [FAULT [SLOWDOWN]]
+#                                               build the vLLM simulator claiming VERSION (optionally
 #                                               with FAULT), push it as vllm/vllm-openai:cu130-nightly-VERSION;
-#                                               prints its digest
+#                                               prints its digest. FAULT=slow_nightly: a nightly whose decode
+#                                               is SLOWDOWN slower (fraction, default 0.30: 30 % fewer tokens/s),
+#                                               for the performance gate of playbooks/pin.yml
 #   tests/lab/nightly.sh move TAG DIGEST        point vllm/vllm-openai:TAG at the image DIGEST; prints DIGEST
 #   tests/lab/nightly.sh digest TAG             the digest vllm/vllm-openai:TAG resolves to now
 #
@@ -27,11 +30,16 @@ registry_digest() {
 }
 
 cmd_build() {
-  local version="$1" fault="${2:-}" ref
+  local version="$1" fault="${2:-}" slowdown="${3:-}" ref
   ref="$REGISTRY/$REPOSITORY:cu130-nightly-$version"
   local args=(--network host -q --build-arg BASE_IMAGE=inferops-lab/base:bookworm --build-arg ENGINE=vllm
               --build-arg "ENGINE_VERSION=$version" --label inferops-lab=nightly)
   [ -n "$fault" ] && args+=(--build-arg "FAULT=$fault")
+  if [ -n "$slowdown" ]; then
+    [ "$fault" = slow_nightly ] || die "SLOWDOWN ($slowdown) needs FAULT=slow_nightly"
+    [[ "$slowdown" =~ ^0?\.[0-9]+$ ]] || die "SLOWDOWN: got '$slowdown'; expected a fraction such as 0.30 or 0.05"
+    args+=(--build-arg "SLOWDOWN=$slowdown")
+  fi
   # The build context as lab.sh lays it: the simulator plus the collection's kernel table
   # (plugins/plugin_utils/_kernel_support.py, shared with the lint) as engine_sim/_kernel_support.py.
   local context; context="$(mktemp -d)"
@@ -62,5 +70,5 @@ case "${1:-}" in
   build) shift; cmd_build "$@" ;;
   move) shift; cmd_move "$@" ;;
   digest) shift; registry_digest "$1" ;;
-  *) echo "usage: $0 build VERSION [FAULT] | move TAG DIGEST | digest TAG" >&2; exit 2 ;;
+  *) echo "usage: $0 build VERSION [FAULT [SLOWDOWN]] | move TAG DIGEST | digest TAG" >&2; exit 2 ;;
 esac

@@ -648,7 +648,7 @@ def decide_sglang(version: str, args, env: Mapping[str, str], gpu: Gpu, model: M
                     "Use --fp8-gemm-backend triton.", 137)
     weights_gb = model.weights_gib * 1.0737 / max(args.tp_size, 1)
     total_gb = gpu.total_gib * 1.0737
-    plan.mamba_cache_size = 216 if model.hybrid_mamba else 0
+    plan.mamba_cache_size = 512 if model.hybrid_mamba else 0
     mamba_gb = (30.1 + (3.0 if algorithm else 0.0)) if model.hybrid_mamba else 0.0
     draft_gb = 1.2 if algorithm else 0.0
     kv_gb = mem_fraction * total_gb - weights_gb - draft_gb - mamba_gb - 4.5

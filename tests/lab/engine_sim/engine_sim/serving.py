@@ -10,10 +10,16 @@ Runtime faults (``ENGINE_SIM_FAULT``, strike once ``ENGINE_SIM_FAULT_AFTER_REQUE
 * ``crash_after_requests``: the engine core dies on the next request with the engine's real crash
   record (vLLM: 50934's CUDA misaligned address; SGLang: a scheduler exception, process tree killed).
 * ``slow_decode``: every decode step is ``ENGINE_SIM_SLOW_FACTOR`` (default 5) times slower.
+* ``slow_nightly``: from the first request, decode is ``ENGINE_SIM_SLOWDOWN`` (default 0.30) slower
+  (a nightly 30 % slower: ``tests/lab/nightly.sh build VERSION slow_nightly``).
+
+Timing: an engine thread runs the performance model's steps (``perf.py``) in wall-clock time,
+``ENGINE_SIM_TIME_SCALE`` times faster (default 1); a streamed request gets each step's tokens
+when the step ends. ``ENGINE_SIM_TOKEN_LATENCY`` replaces the model by a fixed step time.
 
 Deterministic answers: an arithmetic question ("What is 2+2?") is answered with the result,
 anything else with a fixed-vocabulary sentence derived from the prompt.  Speculative decoding
-is simulated per request with per-position acceptance that decays like the seeds measured
+is simulated per step with per-position acceptance that decays like the seeds measured
 (vLLM MTP at temperature 1.0: ~0.67 / 0.36 / 0.16), so the acceptance counters move.
 """
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import random
 import re
 import threading
@@ -31,21 +38,20 @@ from http import HTTPStatus
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import sglang_log, vllm_log
+from . import perf, sglang_log, vllm_log
 
-# Unconditional per-position acceptance (position k accepted => 0..k-1 accepted too).
-MTP_ACCEPTANCE_SAMPLED = [0.67, 0.36, 0.16, 0.07, 0.03, 0.01, 0.0, 0.0]
-MTP_ACCEPTANCE_GREEDY = [0.90, 0.72, 0.48, 0.30, 0.18, 0.1, 0.05, 0.02]
-EAGLE_ACCEPTANCE = [0.90, 0.75, 0.55, 0.35, 0.2, 0.1, 0.05, 0.02]
 WORDS = ("the", "model", "serves", "tokens", "quickly", "on", "a", "single", "GPU", "with", "speculative",
          "decoding", "and", "batching", "so", "latency", "stays", "low", "while", "throughput", "grows")
 TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 ARITHMETIC_RE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([-+*/x×])\s*(-?\d+(?:\.\d+)?)")
 BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
            20.0, 40.0, 80.0, 160.0, 640.0, 2560.0)
+REASONING = "The user asks a question; answer it directly."
+# SGLang logs a "Decode batch" line every --decode-log-interval (default 40) decode steps.
+DECODE_LOG_INTERVAL = 40
 
 
-RUNTIME_FAULTS = ("wedge_after_requests", "crash_after_requests", "slow_decode")
+RUNTIME_FAULTS = ("wedge_after_requests", "crash_after_requests", "slow_decode", "slow_nightly")
 
 
 @dataclass(frozen=True)
@@ -60,55 +66,62 @@ def runtime_fault(env) -> RuntimeFault | None:
     name = (env.get("ENGINE_SIM_FAULT") or "").strip()
     if name not in RUNTIME_FAULTS:
         return None
+    if name == "slow_nightly":
+        slowdown = float(env.get("ENGINE_SIM_SLOWDOWN") or perf.SLOW_NIGHTLY_SLOWDOWN)
+        return RuntimeFault(name, 0, 1.0 / (1.0 - min(max(slowdown, 0.0), 0.95)))
     return RuntimeFault(name, int(env.get("ENGINE_SIM_FAULT_AFTER_REQUESTS") or 20),
                         float(env.get("ENGINE_SIM_SLOW_FACTOR") or 5))
+
+
+def time_scale(env) -> float:
+    """ENGINE_SIM_TIME_SCALE: how many times faster than the model the engine runs (default 1)."""
+    try:
+        return max(float(env.get("ENGINE_SIM_TIME_SCALE") or 1.0), 1e-3)
+    except ValueError:
+        return 1.0
 
 
 def count_tokens(text: str) -> int:
     return len(TOKEN_RE.findall(text))
 
 
-def answer(prompt: str, max_tokens: int | None) -> tuple[str, int, str]:
-    """(text, completion tokens, finish_reason) for a prompt, deterministically."""
+def answer(prompt: str, max_tokens: int | None, ignore_eos: bool = False, min_tokens: int = 0) -> tuple[str, int, str]:
+    """(text, completion tokens, finish_reason) for a prompt, deterministically. ``ignore_eos``
+    (and ``min_tokens``) go on past the answer's end to ``max_tokens``, as the engines do for
+    benchmarks (guidellm and bench_serving send fixed output lengths)."""
     match = ARITHMETIC_RE.search(prompt)
+    rng = random.Random(zlib.crc32(prompt.encode()))
     if match:
         left, op, right = float(match.group(1)), match.group(2), float(match.group(3))
         result = {"+": left + right, "-": left - right, "*": left * right, "x": left * right,
                   "×": left * right, "/": left / right if right else math.nan}[op]
         text = str(int(result)) if float(result).is_integer() else f"{result:g}"
-        return text, 1, "stop"
-    rng = random.Random(zlib.crc32(prompt.encode()))
-    length = 40 + rng.randrange(24)
+        if not ignore_eos and int(min_tokens or 0) <= 1:
+            return text, 1, "stop"
+        words, length = [text], 1
+    else:
+        length = 40 + rng.randrange(24)
+        words = []
     limit = max_tokens if max_tokens is not None else length
-    count = min(length, max(limit, 0))
-    words = [rng.choice(WORDS) for dummy in range(count)]
-    text = (" ".join(words).capitalize() + ".") if words else ""
-    return text, count, "length" if count < length else "stop"
+    target = limit if ignore_eos else max(length, min(int(min_tokens or 0), limit))
+    count = min(target, max(limit, 0))
+    words += [rng.choice(WORDS) for dummy in range(count - len(words))]
+    words = words[:count]
+    if match:
+        text = " ".join(words)
+    else:
+        text = (" ".join(words).capitalize() + ".") if words else ""
+    return text, count, "length" if count < length or (ignore_eos and count >= limit) else "stop"
 
 
-def conditional(unconditional: list[float], k: int) -> list[float]:
-    probs, previous = [], 1.0
-    for rate in unconditional[:k]:
-        probs.append(rate / previous if previous > 0 else 0.0)
-        previous = rate
-    return probs
-
-
-def simulate_speculation(tokens: int, k: int, unconditional: list[float], seed: int) -> tuple[int, list[int]]:
-    """(number of drafts, accepted count per position) to produce ``tokens`` tokens."""
-    rng = random.Random(seed)
-    probs = conditional(unconditional, k)
-    drafts, per_pos, produced = 0, [0] * k, 0
-    while produced < tokens:
-        drafts += 1
-        accepted = 0
-        for prob in probs:
-            if rng.random() >= prob:
-                break
-            per_pos[accepted] += 1
-            accepted += 1
-        produced += accepted + 1
-    return drafts, per_pos
+def pieces(reasoning: str | None, text: str, count: int) -> list[tuple[str, str]]:
+    """The streamed deltas of an answer, one per token: ("reasoning", piece) then ("content", piece)."""
+    out = [("reasoning", piece) for piece in re.findall(r"\s*(?:\w+|[^\w\s])", reasoning or "")]
+    words = re.findall(r"\S+\s*", text)
+    out += [("content", piece) for piece in words]
+    while len(out) < count:
+        out.append(("content", ""))
+    return out[:count] if count else out
 
 
 class Histogram:
@@ -125,8 +138,23 @@ class Histogram:
                 self.counts[index] += 1
 
 
+class Request:
+    """One request in the engine: its tokens arrive over wall-clock time through ``deliveries``."""
+
+    def __init__(self, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop",
+                 streaming: bool = False):
+        self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
+        self.finish_reason = finish_reason
+        self.streaming = streaming  # wake the handler per step only when it streams
+        self.deliveries: queue.Queue = queue.Queue()
+        self.arrival = time.time()
+        self.first_token: float | None = None
+        self.last_token: float | None = None
+        self.decode_lines = 0
+
+
 class EngineState:
-    """Everything the HTTP handlers and the stats logger share."""
+    """Everything the HTTP handlers, the engine loop and the stats logger share."""
 
     def __init__(self, engine: str, plan, args, printer, display_pid: int = 1):
         self.engine, self.plan, self.args, self.printer = engine, plan, args, printer
@@ -135,28 +163,36 @@ class EngineState:
         self.stop = threading.Event()
         self.exit_code = 0
         self.lock = threading.Lock()
+        self.work = threading.Condition(self.lock)
         self.created = int(time.time())
         self.start_time = time.time()
-        self.running = self.waiting = 0
         self.requests = 0
         self.counters = {"prompt_tokens": 0, "generation_tokens": 0, "prefix_queries": 0, "prefix_hits": 0,
-                         "spec_drafts": 0, "spec_draft_tokens": 0, "spec_accepted": 0, "success": 0}
+                         "spec_drafts": 0, "spec_draft_tokens": 0, "spec_accepted": 0, "success": 0,
+                         "success_length": 0}
         self.k = self._num_spec_tokens()
         self.per_pos = [0] * self.k
-        self.window = {"prompt": 0, "generation": 0, "drafts": 0, "draft_tokens": 0, "accepted": 0,
-                       "per_pos": [0] * self.k, "queries": 0, "hits": 0, "requests": 0}
+        self.window = self._new_window()
         self.ttft, self.e2e, self.itl = Histogram(), Histogram(), Histogram()
         self.seen_blocks: set[int] = set()
-        self.slots = threading.Semaphore(self.max_running())
-        self.token_latency = float(os.environ.get("ENGINE_SIM_TOKEN_LATENCY", "0.002"))
         self.crash_handler = None  # set by the runner for the bad nightly
         self.fault = runtime_fault(os.environ)
         self.runtime_crash = None  # set by the runner: prints the crash record, ends the engine
         self.wedged = threading.Event()
-        self.slowed = False
+        self.time_scale = time_scale(os.environ)
+        self.sim = self._make_engine()
         self.last_accept_length = 0.0
         self.last_accept_rate = 0.0
         self.last_throughput = 0.0
+        self.decode_steps = 0
+        self.decode_lines = 0
+        self.decode_log = {"time": time.time(), "tokens": 0, "drafts": 0, "accepted": 0}
+        self.loop = threading.Thread(target=self._engine_loop, name="engine", daemon=True)
+        self.loop.start()
+
+    def _new_window(self) -> dict:
+        return {"prompt": 0, "generation": 0, "drafts": 0, "draft_tokens": 0, "accepted": 0,
+                "per_pos": [0] * self.k, "queries": 0, "hits": 0, "requests": 0}
 
     # ------------------------------------------------------------------ engine facts
     def _num_spec_tokens(self) -> int:
@@ -169,6 +205,32 @@ class EngineState:
         if self.engine == "vllm":
             return self.plan.max_num_seqs
         return sglang_log.max_running(self.plan)
+
+    def _make_engine(self) -> perf.Engine:
+        """The performance model for this engine on this GPU (engine_sim/perf.py); with
+        ENGINE_SIM_TOKEN_LATENCY set, a fixed step time instead (the simulator before the model)."""
+        name = perf.profile_for(self.engine)
+        if self.engine == "vllm":
+            budget = self.plan.max_num_batched_tokens
+            kv_tokens = None if self.plan.model.hybrid_mamba else self.plan.kv_cache_tokens
+            params = perf.params(name)
+        else:
+            budget = self.plan.server_args.get("chunked_prefill_size") or 8192
+            kv_tokens = self.plan.kv_cache_tokens
+            params = perf.params(name, chunked_prefill_size=budget)
+        latency = os.environ.get("ENGINE_SIM_TOKEN_LATENCY")
+        if latency:
+            params = perf.legacy(float(latency), params)
+        slowdown = self.fault.slow_factor if self.fault and self.fault.name == "slow_nightly" else 1.0
+        return perf.Engine(params, self.max_running(), self.k, budget, kv_tokens or None, slowdown)
+
+    @property
+    def running(self) -> int:
+        return len(self.sim.running)
+
+    @property
+    def waiting(self) -> int:
+        return len(self.sim.waiting)
 
     @property
     def served_model(self) -> str:
@@ -183,12 +245,8 @@ class EngineState:
             return self.plan.prefix_caching
         return not self.plan.server_args["disable_radix_cache"]
 
-    def kv_usage(self, active_tokens: int) -> float:
-        if self.engine == "vllm" and self.plan.model.hybrid_mamba:
-            # Hybrid models hold a mamba state block per sequence (seed 000: ~2.15 %/seq with MTP).
-            per_seq = 0.0215 if self.plan.speculative else 0.0057
-            return min(1.0, self.running * per_seq + active_tokens / max(self.plan.kv_cache_tokens, 1))
-        return min(1.0, active_tokens / max(self.plan.kv_cache_tokens, 1))
+    def kv_usage(self) -> float:
+        return self.sim.kv_usage()
 
     # ------------------------------------------------------------------ generation
     def default_temperature(self) -> float:
@@ -196,102 +254,189 @@ class EngineState:
             return float((self.args.override_generation_config or {}).get("temperature", 1.0))
         return 1.0
 
-    def generate(self, prompt: str, max_tokens: int | None, temperature: float | None, chat: bool = True) -> dict:
-        """Run one request through the simulated engine; returns token accounting and text."""
+    def generate(self, prompt: str, max_tokens: int | None, temperature: float | None, chat: bool = True,
+                 ignore_eos: bool = False, min_tokens: int = 0, on_tokens=None) -> dict:
+        """Run one request through the simulated engine; ``on_tokens(pieces)`` is called with
+        each step's tokens as they are generated (streaming). Returns the token accounting."""
         temperature = self.default_temperature() if temperature is None else float(temperature)
         prompt_tokens = count_tokens(prompt)
-        text, completion_tokens, finish = answer(prompt, max_tokens)
-        reasoning = None
-        if chat and self._reasoning_enabled():
-            reasoning = "The user asks a question; answer it directly."
-            if max_tokens is None or completion_tokens + count_tokens(reasoning) <= max_tokens:
-                completion_tokens += count_tokens(reasoning)
+        reasoning = REASONING if chat and self._reasoning_enabled() else None
+        spent = count_tokens(reasoning) if reasoning else 0
+        if ignore_eos and reasoning and max_tokens is not None and max_tokens > spent:
+            text, completion_tokens, finish = answer(prompt, max_tokens - spent, True, min_tokens)
+            completion_tokens += spent
+        else:
+            text, completion_tokens, finish = answer(prompt, max_tokens, ignore_eos, min_tokens)
+            if reasoning and (max_tokens is None or completion_tokens + spent <= max_tokens):
+                completion_tokens += spent
             else:
                 reasoning = None
+        deltas = pieces(reasoning, text, completion_tokens)
         with self.lock:
-            self.waiting += 1
-        started = time.time()
-        self.slots.acquire()
-        try:
-            with self.lock:
-                self.waiting -= 1
-                self.running += 1
-                index = self.requests
-                self.requests += 1
-                queued = self.waiting
-            if self.crash_handler and self.k:
-                self.crash_handler()
+            index = self.requests
+            self.requests += 1
+        if self.crash_handler and self.k:
+            self.crash_handler()
+            raise EngineDead()
+        self._runtime_fault(index)
+        hits = self._prefix_lookup(prompt)
+        request = Request(prompt_tokens, completion_tokens, finish, streaming=on_tokens is not None)
+        probs = perf.conditional(perf.acceptance(self.sim.p, temperature, self.k)) if self.k else []
+        seq = perf.Sequence(max(prompt_tokens - hits, 1), completion_tokens, probs,
+                            zlib.crc32(f"{index}|{prompt}".encode()), tag=request)
+        with self.work:
+            request.decode_lines = self.decode_lines
+            self.sim.submit(seq)
+            if self.wedged.is_set():
+                self.sim.admit()  # a wedged engine still takes requests in (and never serves them)
+            self.work.notify()
+        sent = 0
+        while True:
+            try:
+                kind, count = request.deliveries.get(timeout=0.2)
+            except queue.Empty:
+                if self.stop.is_set():
+                    raise EngineStopped()
+                if self.dead:
+                    raise EngineDead()
+                continue
+            if kind == "dead":
                 raise EngineDead()
-            self._runtime_fault(index)
-            hits = self._prefix_lookup(prompt)
-            if self.engine == "sglang":
-                sglang_log.prefill_line(self.printer, self.plan, prompt_tokens - hits, hits, self.running - 1, queued)
-            first_token = time.time()
-            drafts, per_pos = 0, [0] * self.k
-            if self.k:
-                table = EAGLE_ACCEPTANCE if self.engine == "sglang" else (
-                    MTP_ACCEPTANCE_GREEDY if temperature < 0.5 else MTP_ACCEPTANCE_SAMPLED)
-                drafts, per_pos = simulate_speculation(completion_tokens, self.k, table,
-                                                       zlib.crc32(f"{index}|{prompt}".encode()))
-            steps = drafts or completion_tokens
-            self._decode(self.token_latency * (self.fault.slow_factor if self.slowed else 1.0) * steps)
-            finished = time.time()
-            with self.lock:
-                self.counters["prompt_tokens"] += prompt_tokens
-                self.counters["generation_tokens"] += completion_tokens
-                self.counters["success"] += 1
-                self.counters["spec_drafts"] += drafts
-                self.counters["spec_draft_tokens"] += drafts * self.k
-                self.counters["spec_accepted"] += sum(per_pos)
-                for position, count in enumerate(per_pos):
-                    self.per_pos[position] += count
-                    self.window["per_pos"][position] += count
-                window = self.window
-                window["prompt"] += prompt_tokens
-                window["generation"] += completion_tokens
-                window["drafts"] += drafts
-                window["draft_tokens"] += drafts * self.k
-                window["accepted"] += sum(per_pos)
-                window["requests"] += 1
-                self.ttft.observe(first_token - started)
-                self.e2e.observe(finished - started)
-                if completion_tokens > 1:
-                    self.itl.observe((finished - first_token) / (completion_tokens - 1))
-                elapsed = max(finished - first_token, 1e-3)
-                self.last_throughput = completion_tokens / elapsed
-                if drafts:
-                    self.last_accept_length = 1 + sum(per_pos) / drafts
-                    self.last_accept_rate = self.last_accept_length / (self.k + 1)
-            if self.engine == "sglang" and completion_tokens > 1:
-                sglang_log.decode_line(self.printer, self.plan, self.running, prompt_tokens + completion_tokens,
-                                       self.last_accept_length if self.k else None, self.last_accept_rate,
-                                       self.last_throughput, self.waiting)
-        finally:
-            with self.lock:
-                self.running -= 1
-            self.slots.release()
+            if count and on_tokens:
+                on_tokens(deltas[sent:sent + count])
+            sent += count
+            if kind == "done":
+                break
         return {"text": text, "reasoning": reasoning, "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens, "finish_reason": finish, "cached_tokens": hits}
 
     def _runtime_fault(self, index: int) -> None:
         """Strike the configured runtime fault once ``index`` requests were admitted before this one."""
         fault = self.fault
-        if fault is None or index < fault.after_requests:
+        if fault is None or index < fault.after_requests or fault.name == "slow_nightly":
             return
         if fault.name == "slow_decode":
-            self.slowed = True
+            with self.lock:
+                self.sim.slowdown = fault.slow_factor
         elif fault.name == "crash_after_requests" and self.runtime_crash:
             self.runtime_crash()
             raise EngineDead()
         elif fault.name == "wedge_after_requests":
             self.wedged.set()
-            self._decode(0)
 
-    def _decode(self, seconds: float) -> None:
-        """Decode for ``seconds``; once wedged, never finish (until the engine is stopped)."""
-        if self.wedged.wait(seconds):
-            self.stop.wait()
-            raise EngineStopped()
+    # ------------------------------------------------------------------ the engine loop
+    def _engine_loop(self) -> None:
+        """Step the performance model in wall-clock time (ENGINE_SIM_TIME_SCALE compresses it)."""
+        deadline = None  # when the step in progress ends (monotonic): Python's own overhead
+        while not self.stop.is_set():  # does not add up over steps
+            with self.work:
+                if self.dead:
+                    self._fail_all()
+                    return
+                result = None if self.wedged.is_set() else self.sim.step()
+                if result is None:
+                    deadline = None
+                    self.work.wait(0.2)
+                    continue
+            if result.kind != "decode" and self.engine == "sglang":
+                self._prefill_lines(result)
+            now = time.monotonic()
+            if deadline is None or deadline < now - 0.05:  # idle, or too far behind to catch up
+                deadline = now
+            deadline += result.duration / self.time_scale
+            if self.stop.wait(max(deadline - time.monotonic(), 0.0)):
+                return
+            if self.wedged.is_set():
+                # Hung mid-step: nothing more comes out (the tokens of this step neither).
+                self.stop.wait()
+                return
+            with self.lock:
+                if self.dead:
+                    self._fail_all()
+                    return
+                self._account(result)
+
+    def _fail_all(self) -> None:
+        for seq in list(self.sim.running) + list(self.sim.waiting):
+            seq.tag.deliveries.put(("dead", 0))
+        self.sim.running.clear()
+        self.sim.waiting.clear()
+
+    def _account(self, result) -> None:
+        """Counters, histograms and deliveries for one finished step (under the lock)."""
+        now = time.time()
+        window, counters = self.window, self.counters
+        window["prompt"] += result.prefill_tokens
+        counters["prompt_tokens"] += result.prefill_tokens
+        generated = sum(result.tokens.values())
+        if self.engine == "vllm":
+            counters["generation_tokens"] += generated
+        window["generation"] += generated
+        counters["spec_drafts"] += result.drafts
+        counters["spec_draft_tokens"] += result.draft_tokens
+        counters["spec_accepted"] += sum(result.accepted_per_pos)
+        window["drafts"] += result.drafts
+        window["draft_tokens"] += result.draft_tokens
+        window["accepted"] += sum(result.accepted_per_pos)
+        for position, count in enumerate(result.accepted_per_pos):
+            self.per_pos[position] += count
+            window["per_pos"][position] += count
+        log = self.decode_log
+        log["tokens"] += generated
+        log["drafts"] += result.drafts
+        log["accepted"] += sum(result.accepted_per_pos)
+        if result.kind != "prefill":
+            self.decode_steps += 1
+        finished = set(result.finished)
+        for seq, count in result.tokens.items():
+            request = seq.tag
+            if request.first_token is None:
+                request.first_token = now
+                self.ttft.observe(now - request.arrival)
+            else:
+                self.itl.observe(now - request.last_token)
+            request.last_token = now
+            if request.streaming and seq not in finished:
+                request.deliveries.put(("tokens", count))
+        decode_line = self.engine == "sglang" and result.kind != "prefill" and \
+            self.decode_steps % DECODE_LOG_INTERVAL == 0
+        for seq in result.finished:
+            request = seq.tag
+            counters["success"] += 1
+            if request.finish_reason == "length":
+                counters["success_length"] += 1
+            window["requests"] += 1
+            if self.engine == "sglang":
+                counters["generation_tokens"] += request.completion_tokens
+            self.e2e.observe(now - request.arrival)
+            # At least one line per request, so a short request leaves its evidence in the log.
+            decode_line = decode_line or (self.engine == "sglang" and request.completion_tokens > 1
+                                          and request.decode_lines == self.decode_lines)
+        if decode_line:
+            self._decode_line(now, result)
+        for seq in result.finished:
+            request = seq.tag
+            count = result.tokens.get(seq, 0) if request.streaming else request.completion_tokens
+            request.deliveries.put(("done", count))
+
+    def _decode_line(self, now: float, result) -> None:
+        log = self.decode_log
+        elapsed = max(now - log["time"], 1e-6)
+        self.last_throughput = log["tokens"] / elapsed
+        if log["drafts"]:
+            self.last_accept_length = 1 + log["accepted"] / log["drafts"]
+            self.last_accept_rate = self.last_accept_length / (self.k + 1)
+        self.decode_lines += 1
+        tokens = sum(seq.prefilled + seq.generated for seq in self.sim.running)
+        sglang_log.decode_line(self.printer, self.plan, max(result.running, 1), tokens,
+                               self.last_accept_length if self.k else None, self.last_accept_rate,
+                               self.last_throughput, result.waiting)
+        self.decode_log = {"time": now, "tokens": 0, "drafts": 0, "accepted": 0}
+
+    def _prefill_lines(self, result) -> None:
+        new = [seq for seq in result.tokens if seq.generated == 1] or list(result.tokens)
+        sglang_log.prefill_line(self.printer, self.plan, result.prefill_tokens, 0, result.running, result.waiting,
+                                new_seqs=max(len(new), 1))
 
     def _reasoning_enabled(self) -> bool:
         if self.engine == "vllm":
@@ -336,7 +481,7 @@ class EngineState:
                     "accepted": window["accepted"], "per_pos": window["per_pos"],
                     "accepted_tps": window["accepted"] / interval, "drafted_tps": window["draft_tokens"] / interval}
         vllm_log.stats_lines(self.printer, self.plan, window["prompt"] / interval, window["generation"] / interval,
-                             running, waiting, self.kv_usage(0), hit_rate, spec)
+                             running, waiting, self.kv_usage(), hit_rate, spec)
 
     # ------------------------------------------------------------------ metrics
     def metrics_text(self) -> str:
@@ -361,7 +506,7 @@ class EngineState:
             running, waiting, per_pos = self.running, self.waiting, list(self.per_pos)
         metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", running)
         metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", waiting)
-        metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", self.kv_usage(0))
+        metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", self.kv_usage())
         metric("vllm:prefix_cache_queries", "counter",
                "Prefix cache queries, in terms of number of queried tokens.", counters["prefix_queries"])
         metric("vllm:prefix_cache_hits", "counter",
@@ -373,7 +518,8 @@ class EngineState:
         out.append("# HELP vllm:request_success_total Count of successfully processed requests.")
         out.append("# TYPE vllm:request_success_total counter")
         for reason in ("stop", "length", "abort"):
-            value = counters["success"] if reason == "stop" else 0
+            value = {"stop": counters["success"] - counters["success_length"],
+                     "length": counters["success_length"]}.get(reason, 0)
             out.append(f'vllm:request_success_total{{{labels},finished_reason="{reason}"}} {float(value)}')
         self._histogram(out, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
                         self.ttft, labels)
@@ -410,8 +556,9 @@ class EngineState:
         queries = counters["prefix_queries"]
         metric("sglang:num_running_reqs", "gauge", "The number of running requests.", running)
         metric("sglang:num_queue_reqs", "gauge", "The number of requests in the waiting queue.", waiting)
-        metric("sglang:num_used_tokens", "gauge", "The number of used tokens.", 0)
-        metric("sglang:token_usage", "gauge", "The token usage.", self.kv_usage(0))
+        metric("sglang:num_used_tokens", "gauge", "The number of used tokens.",
+               sum(seq.prefilled + seq.generated for seq in list(self.sim.running)))
+        metric("sglang:token_usage", "gauge", "The token usage.", self.kv_usage())
         if self.plan.model.hybrid_mamba:
             metric("sglang:mamba_usage", "gauge", "The mamba usage.", running / max(self.plan.mamba_cache_size, 1))
         metric("sglang:gen_throughput", "gauge", "The generation throughput (token/s).", self.last_throughput)
@@ -602,17 +749,31 @@ class Handler(BaseHTTPRequestHandler):
         else:
             prompt = str(body.get("text", ""))
             max_tokens = (body.get("sampling_params") or {}).get("max_new_tokens", 128)
-        temperature = body.get("temperature", (body.get("sampling_params") or {}).get("temperature"))
+        sampling = body.get("sampling_params") or {}
+        temperature = body.get("temperature", sampling.get("temperature"))
+        ignore_eos = bool(body.get("ignore_eos", sampling.get("ignore_eos", False)))
+        min_tokens = int(body.get("min_tokens", sampling.get("min_new_tokens", 0)) or 0)
+        stream = _Stream(self, kind, body) if body.get("stream") and kind != "generate" else None
         try:
-            result = state.generate(prompt, max_tokens, temperature, chat=kind == "chat")
+            result = state.generate(prompt, max_tokens, temperature, chat=kind == "chat", ignore_eos=ignore_eos,
+                                    min_tokens=min_tokens, on_tokens=stream.tokens if stream else None)
         except EngineStopped:
             self.close_connection = True
             return
         except EngineDead:
+            if stream and stream.started:
+                stream.error("EngineCore encountered an issue. See stack trace (above) for the root cause.")
+                return
             self._error(500, "EngineCore encountered an issue. See stack trace (above) for the root cause.",
                         "InternalServerError")
             return
-        self._respond(kind, body, result)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+            return
+        if stream:
+            stream.finish(result)
+            return
+        self._respond(kind, result)
 
     def _authorised(self) -> bool:
         # vLLM: `args.api_key or envs.VLLM_API_KEY` (vllm/entrypoints/openai/api_server.py).
@@ -623,11 +784,9 @@ class Handler(BaseHTTPRequestHandler):
         keys = keys if isinstance(keys, list) else [keys]
         return self.headers.get("authorization", "") in {f"Bearer {key}" for key in keys}
 
-    def _respond(self, kind: str, body: dict, result: dict) -> None:
+    def _respond(self, kind: str, result: dict) -> None:
         state = self.state
-        usage = {"prompt_tokens": result["prompt_tokens"], "total_tokens":
-                 result["prompt_tokens"] + result["completion_tokens"],
-                 "completion_tokens": result["completion_tokens"], "prompt_tokens_details": None}
+        usage = _usage(result)
         created = int(time.time())
         if kind == "generate":
             self._send(200, {"text": result["text"], "meta_info": {
@@ -648,46 +807,97 @@ class Handler(BaseHTTPRequestHandler):
             choice = {"index": 0, "text": result["text"], "logprobs": None,
                       "finish_reason": result["finish_reason"], "stop_reason": None}
             obj, prefix = "text_completion", "cmpl-"
-        response_id = prefix + uuid.uuid4().hex
-        if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(kind, response_id, created, result, usage, include_usage)
-            return
-        self._send(200, {"id": response_id, "object": obj, "created": created, "model": state.served_model,
-                         "choices": [choice], "usage": usage, "prompt_logprobs": None})
+        self._send(200, {"id": prefix + uuid.uuid4().hex, "object": obj, "created": created,
+                         "model": state.served_model, "choices": [choice], "usage": usage, "prompt_logprobs": None})
 
-    def _stream(self, kind: str, response_id: str, created: int, result: dict, usage: dict,
-                include_usage: bool) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
-        pieces = re.findall(r"\S+\s*", result["text"]) or [""]
-        for index, piece in enumerate(pieces):
-            last = index == len(pieces) - 1
-            if kind == "chat":
-                delta = {"content": piece} if index else {"role": "assistant", "content": piece}
-                choice = {"index": 0, "delta": delta, "logprobs": None,
-                          "finish_reason": result["finish_reason"] if last else None}
+
+def _usage(result: dict) -> dict:
+    return {"prompt_tokens": result["prompt_tokens"], "total_tokens":
+            result["prompt_tokens"] + result["completion_tokens"],
+            "completion_tokens": result["completion_tokens"], "prompt_tokens_details": None}
+
+
+class _Stream:
+    """Server-sent events of one streamed request: a chunk per engine step, as the step's tokens
+    come out of the engine (wall-clock time), then the finish chunk, the usage and [DONE]."""
+
+    def __init__(self, handler: Handler, kind: str, body: dict):
+        self.handler, self.kind = handler, kind
+        self.include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        self.obj = "chat.completion.chunk" if kind == "chat" else "text_completion"
+        self.id = ("chatcmpl-" if kind == "chat" else "cmpl-") + uuid.uuid4().hex
+        self.created = int(time.time())
+        self.started = False
+        self.first = True
+
+    def _start(self) -> None:
+        if self.started:
+            return
+        handler = self.handler
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream; charset=utf-8")
+        handler.send_header("connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+        self.started = True
+
+    def _write(self, choices: list, usage: dict | None = None) -> None:
+        chunk = {"id": self.id, "object": self.obj, "created": self.created,
+                 "model": self.handler.state.served_model, "choices": choices}
+        if usage is not None:
+            chunk["usage"] = usage
+        self.handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.handler.wfile.flush()
+
+    def _choice(self, field: str, text: str, finish: str | None = None) -> dict:
+        if self.kind != "chat":
+            return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+        if field == "reasoning":
+            delta = {"reasoning_content": text}
+            if self.handler.state.engine == "vllm":
+                delta["reasoning"] = text
+        else:
+            delta = {"content": text} if finish is None or text else {}
+        if self.first:
+            delta = dict(delta, role="assistant")
+            self.first = False
+        return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+
+    def tokens(self, deltas: list) -> None:
+        """One engine step's tokens: one chunk per kind (reasoning, content) in this step."""
+        self._start()
+        groups: list = []
+        for field, text in deltas:
+            if groups and groups[-1][0] == field:
+                groups[-1][1] += text
             else:
-                choice = {"index": 0, "text": piece, "logprobs": None,
-                          "finish_reason": result["finish_reason"] if last else None}
-            chunk = {"id": response_id, "object": obj, "created": created, "model": self.state.served_model,
-                     "choices": [choice]}
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        if include_usage:
-            chunk = {"id": response_id, "object": obj, "created": created, "model": self.state.served_model,
-                     "choices": [], "usage": usage}
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+                groups.append([field, text])
+        for field, text in groups:
+            self._write([self._choice(field, text)])
+
+    def finish(self, result: dict) -> None:
+        self._start()
+        self._write([self._choice("content", "", result["finish_reason"])])
+        if self.include_usage:
+            self._write([], _usage(result))
+        self.handler.wfile.write(b"data: [DONE]\n\n")
+        self.handler.wfile.flush()
+
+    def error(self, message: str) -> None:
+        error = {"error": {"message": message, "type": "InternalServerError", "param": None, "code": 500}}
+        self.handler.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
+        self.handler.wfile.write(b"data: [DONE]\n\n")
+        self.handler.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    # uvicorn's listen backlog (--backlog, default 2048); socketserver's 5 resets a burst's
+    # connections (seed 002 sends 500 prompts at once).
+    request_queue_size = 2048
 
 
 def make_server(state: EngineState, host: str, port: int) -> ThreadingHTTPServer:
     handler = type("BoundHandler", (Handler,), {"state": state})
-    ThreadingHTTPServer.allow_reuse_address = True
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), handler)

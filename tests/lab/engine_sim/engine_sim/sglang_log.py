@@ -156,9 +156,10 @@ def ready_phase(p: SglangPrinter, plan: SglangPlan, display_host: str, port: int
     p.uvicorn(f"Uvicorn running on http://{display_host}:{port} (Press CTRL+C to quit)")
 
 
-def prefill_line(p: SglangPrinter, plan: SglangPlan, new_tokens: int, cached: int, running: int, queued: int) -> None:
+def prefill_line(p: SglangPrinter, plan: SglangPlan, new_tokens: int, cached: int, running: int, queued: int,
+                 new_seqs: int = 1) -> None:
     usage = "full token usage: 0.00, mamba usage: 0.00, " if plan.model.hybrid_mamba else "token usage: 0.00, "
-    p.log(f"Prefill batch, #new-seq: 1, #new-token: {new_tokens}, #cached-token: {cached}, {usage}"
+    p.log(f"Prefill batch, #new-seq: {new_seqs}, #new-token: {new_tokens}, #cached-token: {cached}, {usage}"
           f"#running-req: {running}, #queue-req: {queued}, cuda graph: False, input throughput (token/s): 0.00", "TP0")
 
 
