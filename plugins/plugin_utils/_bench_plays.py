@@ -208,8 +208,14 @@ def tune(entries, objective, deployment, host=None):
         advice = measured or by_acceptance
         if advice is not None and advice["k"] in tok_s_by_k:
             choice["k"] = advice["k"]
-        result["k_advice"] = {"measured": measured, "acceptance": by_acceptance,
-                              "k": choice["k"], "reason": (advice or {}).get("reason", "k as chosen")}
+            reason = advice["reason"]
+        else:
+            reason = "k=%d: the only k measured meeting the objective at max-num-seqs %d" % (
+                choice["k"], choice["max_num_seqs"])
+            if by_acceptance is not None and by_acceptance["k"] != choice["k"]:
+                reason += ("; the acceptance rule suggests k=%d (%s): sweep it with inferops_tune_k"
+                           % (by_acceptance["k"], by_acceptance["reason"]))
+        result["k_advice"] = {"measured": measured, "acceptance": by_acceptance, "k": choice["k"], "reason": reason}
         evidence["k_advice"] = result["k_advice"]
     evidence["chosen"] = choice
     result["choice"] = choice

@@ -187,3 +187,14 @@ def test_gate_without_a_comparable_baseline_records_and_accepts():
     assert other["accepted"] and "inferops_pin_bench_concurrency=16" in other["message"]
     with pytest.raises(AnsibleFilterError, match="inferops_pin_perf_threshold: got 'ten'"):
         _bench_gate(level(32, 1.0), None, "ten")
+
+
+def test_tune_with_one_k_says_so_and_what_the_acceptance_rule_suggests(spark):
+    # Only k=3 swept; its acceptance (seed 000: 0.67 / 0.36 / 0.16) says position 3 does not pay: k=2.
+    entries = [{"config": {"max_num_seqs": seqs, "k": 3},
+                "level": level(seqs, tok_s, ttft, acceptance_per_pos=[0.67, 0.36, 0.16])}
+               for seqs, tok_s, ttft in SEED000_SWEEP]
+    tuned = _bench_tune(entries, {"ttft_p99_s": 8}, spark)
+    assert tuned["choice"] == {"max_num_seqs": 16, "k": 3}
+    assert tuned["k_advice"]["reason"].startswith("k=3: the only k measured meeting the objective at max-num-seqs 16; "
+                                                  "the acceptance rule suggests k=2")
