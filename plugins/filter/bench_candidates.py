@@ -12,7 +12,7 @@ version_added: 0.3.0
 description:
   - Every max-num-seqs value times every number of draft tokens k (k only for a profile with
     speculative decoding), each with the C(server_profile_overrides) that deploy it (the inventory's
-    own overrides with the engine's flags laid over: vLLM C(max-num-seqs) and
+    own overrides with the engine's flags laid over, vLLM C(max-num-seqs) and
     C(speculative_config.num_speculative_tokens), SGLang C(max-running-requests) and
     C(speculative-num-steps)/C(speculative-num-draft-tokens)) and the concurrency to measure it at
     (its own max-num-seqs).

@@ -10,7 +10,7 @@ author: inferops.serving contributors (@inferops)
 short_description: Mean and std per concurrency level of a load sweep's results
 version_added: 0.3.0
 description:
-  - Summarises C(scripts/run-loadgen sweep)'s C(results.json) per concurrency level: with 3 or more
+  - Summarises the C(results.json) of C(scripts/run-loadgen sweep) per concurrency level; with 3 or more
     runs the first is dropped as the warm-up (seed 002's R2-R3), and each figure is the mean and
     sample standard deviation over the others.
   - The sweep's C(plan), C(endpoint) and C(generator) are kept beside the levels.

@@ -31,7 +31,7 @@ options:
     type: dict
     required: true
   deployment:
-    description: The deployment plan (C(server_deployment)): the engine and profile.
+    description: The deployment plan (C(server_deployment)), for its engine and profile.
     type: dict
     required: true
   host:
