@@ -41,9 +41,9 @@ TAG = "cu130-nightly"
 IMAGE = "vllm/vllm-openai:" + TAG
 HOST, PORT = "bm-spark", 8151
 SECONDS = os.environ.get("INFEROPS_LAB_BENCH_SECONDS", "120")
-# Seed 000 (guidellm 0.6.0, chat 512/256): single stream 24.2 tok/s (the latency profile; the
-# throughput profile's measured single_stream_tok_s says 23.6), 131.3 tok/s at 32 (max-num-seqs 32).
-SEED000 = {1: 24.2, 32: 131.3}
+# Seed 000's per-level detail, maxseq=32 row (guidellm 0.6.0, chat 512/256, output tok/s by client
+# concurrency): 23.6 at 1, 47.1 at 4, 131.3 at 32.
+SEED000 = {1: 23.6, 4: 47.1, 32: 131.3}
 
 pytestmark = pytest.mark.lab
 
@@ -146,7 +146,7 @@ def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
     summary = json.loads((host / "summary.json").read_text())
     assert summary["runs_used"] == [2, 3] and summary["warmup_dropped"]
     got = {level["concurrency"]: level["output_tok_s"]["mean"] for level in summary["levels"]}
-    for concurrency, seed in SEED000.items():
+    for concurrency, seed in ((1, SEED000[1]), (32, SEED000[32])):
         assert abs(got[concurrency] / seed - 1) <= 0.10, (concurrency, got, SEED000)
     saturated = summary["levels"][-1]
     # Seed 000: KV-bound at 32 (68.9 % of the cache), MTP k=2 accepted 0.67 / 0.36 at temperature 1.0.
@@ -162,11 +162,12 @@ def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
 def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, tmp_path):
     """About 18 minutes: 3 candidates (8, 16, 32 at k=2) deployed, each 2 runs x 60 s, then site.yml.
 
-    The objective: median TTFT <= 7 s. Seed 000 measured 6.6 s at 8, 7.7 s at 16 and 9.1 s at 32
-    (means); the simulator's calibration gives 2.3 s, 4.5 s and 9.3 s: 8 and 16 meet it, 32 does not,
-    and 16 has the more tok/s (seed 000: 99.6 against 73.5)."""
+    The objective: median TTFT <= 8.5 s. Seed 000 measured 6.6 s at 8, 7.7 s at 16 and 9.1 s at 32
+    (means at saturation); the simulator's calibration gives 2.3 s, 4.5 s and 9.3 s: 8 and 16 meet it,
+    32 does not, and 16 has the more tok/s (seed 000: 99.6 against 73.5). 32's margin is ~9 % (the
+    simulator's median, not its mean): if it passes, lower the bound towards 16's figure in tune.json."""
     overlay = os.path.join(fleet, "host_vars", HOST, "tuned.yml")
-    result = playbook(fleet, "playbooks/tune.yml", "-l", HOST, "-e", "inferops_tune_ttft_p50_s=7",
+    result = playbook(fleet, "playbooks/tune.yml", "-l", HOST, "-e", "inferops_tune_ttft_p50_s=8.5",
                       "-e", "inferops_tune_max_num_seqs=8,16,32", "-e", "inferops_tune_k=2",
                       "-e", "inferops_tune_runs=2", "-e", "inferops_tune_duration=60",
                       "-e", "inferops_tune_results_dir=%s/{host}" % tmp_path)
@@ -176,7 +177,7 @@ def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, 
     overrides = written["server_profile_overrides"]
     assert overrides["args"]["max-num-seqs"] == 16 and overrides["args"]["host"] == "127.0.0.1"
     evidence = written["server_profile_overrides_evidence"]
-    assert evidence["chosen"]["max_num_seqs"] == 16 and evidence["objective"] == {"ttft_p50_s": 7.0}
+    assert evidence["chosen"]["max_num_seqs"] == 16 and evidence["objective"] == {"ttft_p50_s": 8.5}
     assert [r["config"]["max_num_seqs"] for r in evidence["choose"]["rejected"]] == [32]
     decision = json.loads((tmp_path / HOST / "tune.json").read_text())
     assert len(decision["entries"]) == 3 and decision["failed"] == []
@@ -191,7 +192,7 @@ def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, 
 
 
 def pin_bench(inventory, *extra, check=True):
-    # The reference concurrency 4 (seed 000: 47.7 tok/s, TTFT 1.2 s): a 256-token request takes ~6 s,
+    # The reference concurrency 4 (seed 000, maxseq=32: 47.1 tok/s): a 256-token request takes ~22 s,
     # so 30 s levels complete many; 3 runs, R1 the warm-up. About 4 minutes a pin.
     return playbook(inventory, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
                     "-e", "inferops_pin_bench=true", "-e", "inferops_pin_bench_concurrency=4",
@@ -207,7 +208,7 @@ def test_pin_refuses_a_nightly_30_percent_slower_and_pins_one_within_the_thresho
     assert "the lock has no baseline figures for this image" in first.stdout
     baseline = lock(fleet)[IMAGE]["evidence"]["bench"]
     assert lock(fleet)[IMAGE]["digest"] == good
-    assert baseline["concurrency"] == 4 and abs(baseline["output_tok_s"] / 47.7 - 1) <= 0.10
+    assert baseline["concurrency"] == 4 and abs(baseline["output_tok_s"] / SEED000[4] - 1) <= 0.10
 
     slow = run([NIGHTLY, "build", "0.19.3rc3.dev2", "slow_nightly", "0.30"]).stdout.strip()
     run([NIGHTLY, "move", TAG, slow])
