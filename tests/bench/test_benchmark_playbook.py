@@ -4,7 +4,9 @@
 test double of vLLM serving seed 000's latency profile: MTP k=2, max-num-seqs 4, the performance model
 calibrated to seed 000), the real load generator (AIPerf in .venv-loadgen, created once by
 scripts/loadgen-env). A 2-level (1, 4), 2-run, 5 s sweep: results.json, summary.json, table.md beside
-the profile's measured figures, plot.png, progress while it runs.
+the profile's measured figures, plot.png, progress while it runs. The endpoint requires an API key
+(VLLM_API_KEY, as `vllm serve` reads it): the inventory's server_secrets reaches the load generator
+through its environment and is in no output or file.
 
 Not the shared lab: no Docker. Measured here: 240 s with the venv in place, on the 2-core machine shared
 with a lab run (a level at concurrency 1 costs ~45 s: three 256-token warm-up requests at ~24 tok/s, then
@@ -34,6 +36,7 @@ ENGINE_SIM_DIR = os.path.join(ROOT, "tests", "lab", "engine_sim")
 _spec = importlib.util.spec_from_file_location("lab_doubles", os.path.join(ROOT, "tests", "unit", "lab", "conftest.py"))
 lab_doubles = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lab_doubles)
+API_KEY = "sk-bench-test-7f3a9c1e"
 
 
 def free_port():
@@ -64,7 +67,7 @@ def simulator(tmp_path):
     port = free_port()
     env = dict(lab_doubles.SEED000_ENV, PATH=f"{bindir}:/usr/bin:/bin", LANG="C.UTF-8",
                PYTHONPATH=f"{ENGINE_SIM_DIR}:{ENGINE_SIM_DIR}/shims/python", ENGINE_SIM_STARTUP_DELAY="0",
-               ENGINE_SIM_VERSION="0.19.2rc1.dev134")
+               ENGINE_SIM_VERSION="0.19.2rc1.dev134", VLLM_API_KEY=API_KEY)
     argv = lab_doubles.seed000_args("4") + ["--host", "127.0.0.1", "--port", str(port)]
     python = shutil.which("python3.11") or sys.executable
     with open(tmp_path / "sim.log", "wb") as log:
@@ -99,7 +102,7 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     (inv / "group_vars" / "serving.yml").write_text(yaml.safe_dump({
         "server_profile": "gb10-nvfp4-mtp-latency", "server_port": simulator, "inferops_become": False,
-        "inferops_bench_address": "127.0.0.1"}))
+        "inferops_bench_address": "127.0.0.1", "server_secrets": {"VLLM_API_KEY": API_KEY}}))
     results = tmp_path / "results"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0")
@@ -133,3 +136,9 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
     assert "run 2/2 level 2/2 (concurrency 4" in (host / "progress.log").read_text()
     # The table printed, and progress while the sweep ran (the async task polled).
     assert row4 in out and "ASYNC POLL on sim-spark" in out
+    # The key authenticated every request (errors 0 above) and was written nowhere.
+    assert all(lv["errors"] == 0 for r in data["runs"] for lv in r["levels"])
+    assert API_KEY not in out
+    for directory, dummy, files in os.walk(results):
+        for name in files:
+            assert API_KEY.encode() not in open(os.path.join(directory, name), "rb").read(), name
