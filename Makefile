@@ -47,6 +47,7 @@ bench: lab-fleet
 	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
 	python benchmarks/noop_converge_bench.py
 	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
+	pytest tests/lab/test_benchmark.py -m heavy -q
 
 ## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns, the profile lint, the launch script and the swap module
 mutation: env

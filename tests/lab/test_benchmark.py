@@ -46,7 +46,9 @@ SECONDS = os.environ.get("INFEROPS_LAB_BENCH_SECONDS", "120")
 # concurrency): 23.6 at 1, 47.1 at 4, 131.3 at 32.
 SEED000 = {1: 23.6, 4: 47.1, 32: 131.3}
 
-pytestmark = pytest.mark.lab
+# About an hour in the lab: `make bench` runs it, `make test` does not (its short version is
+# tests/bench/test_benchmark_playbook.py).
+pytestmark = [pytest.mark.lab, pytest.mark.heavy]
 
 GROUP_VARS = {
     "inferops_become": False,
