@@ -418,6 +418,10 @@ from ..module_utils._engine_logs import (
 )
 from ..module_utils import _readiness
 
+# The least a bounded wait reads the log for, even past the cap (an old container's log up to its
+# ready line: a bounded log, read at grep speed).
+DRAIN_SECONDS = 5
+
 
 def container_fatal(container, state, reason, scanner):
     """The synthetic fatal for a container that stopped before answering without a log signature."""
@@ -477,8 +481,12 @@ class StartupWatch(object):
         return parse_docker_time(state.get("StartedAt")) or self.called_at
 
     def chunk_deadline(self, state, chunk, cap):
-        """The end of this bounded wait: ``chunk`` s from now, or the cap counted from the container's start."""
-        return min(self.clock() + chunk, self.started(state) + cap)
+        """The end of this bounded wait: ``chunk`` s from now, or the cap counted from the container's
+        start - but never less than a few seconds from now: a container that started longer ago
+        than the cap (a converge that finds an engine serving for weeks) must still have its log
+        read up to its ready line. The verdict then judges the cap from the elapsed time."""
+        now = self.clock()
+        return min(now + chunk, max(self.started(state) + cap, now + min(chunk, DRAIN_SECONDS)))
 
     def report(self, state):
         phase = self.phases.state()

@@ -434,6 +434,19 @@ def test_chunk_cap_counts_from_the_container_start(run_module, docker):
         "still in phase weight_loading" in result["msg"]
 
 
+def test_chunk_an_engine_ready_long_before_the_cap_is_read_and_proven(run_module, docker):
+    # A converge that finds an engine started long ago (here 600 s, the cap 60 s) and ready: its log
+    # is read up to the ready line, not judged at the cap before it was read (a lab regression).
+    # Docker streams an existing log as frames that arrive one after another (delay), not in one write.
+    fake = FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), delay=0.001)
+    fake.STARTED = _started(600)
+    fake, host = docker(fake)
+    failed, result = run_module(backend_assert, {"container": "engine", "docker_host": host, "engine": "vllm",
+                                                 "wait_timeout": 60, "wait_chunk": 25, "expect": GB10_EXPECT})
+    assert not failed, result["msg"]
+    assert result["ready"] is True and result["mismatches"] == []
+
+
 def test_chunk_ready_start_answers_with_the_whole_proof(run_module, docker):
     fake = FakeDocker(read_fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
     fake.STARTED = _started(300)
