@@ -209,33 +209,41 @@ def test_soak_catches_a_nightly_that_crashes_under_load_and_pins_one_that_holds(
     after 20 requests (the simulator's crash_after_requests: vLLM issue 50934's EngineDeadError)
     is caught by the soak, recorded as known-bad with that signature, and the canary returns to
     the deployment before it; a digest that holds is pinned with the soak's figures."""
-    crashing = run([NIGHTLY, "build", "0.19.3rc2.dev1", "crash_after_requests"]).stdout.strip()
-    run([NIGHTLY, "move", TAG, crashing])
-    lock_before = lock(fleet)
-    canary_before, other_before = container(CANARY), container(OTHER)
+    lock_file = os.path.join(fleet, "group_vars", "all", "image_lock.yml")
+    with open(lock_file, encoding="utf-8") as handle:
+        saved_lock = handle.read()
+    try:
+        crashing = run([NIGHTLY, "build", "0.19.3rc2.dev1", "crash_after_requests"]).stdout.strip()
+        run([NIGHTLY, "move", TAG, crashing])
+        lock_before = lock(fleet)
+        canary_before, other_before = container(CANARY), container(OTHER)
 
-    result = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
-                      "-e", "inferops_pin_soak_minutes=0.5", check=False)
-    assert result.returncode != 0, result.stdout[-3000:]
-    assert "the engine died under sustained load" in result.stdout
-    assert "ASYNC POLL" in result.stdout or "ASYNC OK" in result.stdout or "ASYNC FAILED" in result.stdout
-    assert lock(fleet) == lock_before
-    entries = [e for e in known_bad(fleet) if e.get("digest") == crashing]
-    assert entries and entries[0]["signature"] == "crash_under_soak", known_bad(fleet)
-    # Back on the deployment before the candidate, recorded as the last known-good again.
-    assert container(CANARY)["image"] == canary_before["image"]
-    assert serving(HOSTS[CANARY])
-    state = json.loads(exec_on(CANARY, "cat /var/lib/inferops-serving/inferops-serving.json").stdout)
-    assert state["last_known_good"]["image"] == canary_before["image"]
-    assert container(OTHER) == other_before
+        result = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
+                          "-e", "inferops_pin_soak_minutes=0.5", check=False)
+        assert result.returncode != 0, result.stdout[-3000:]
+        assert "the engine died under sustained load" in result.stdout
+        assert "ASYNC POLL" in result.stdout or "ASYNC OK" in result.stdout or "ASYNC FAILED" in result.stdout
+        assert lock(fleet) == lock_before
+        entries = [e for e in known_bad(fleet) if e.get("digest") == crashing]
+        assert entries and entries[0]["signature"] == "crash_under_soak", known_bad(fleet)
+        # Back on the deployment before the candidate, recorded as the last known-good again.
+        assert container(CANARY)["image"] == canary_before["image"]
+        assert serving(HOSTS[CANARY])
+        state = json.loads(exec_on(CANARY, "cat /var/lib/inferops-serving/inferops-serving.json").stdout)
+        assert state["last_known_good"]["image"] == canary_before["image"]
+        assert container(OTHER) == other_before
 
-    holding = run([NIGHTLY, "build", "0.19.3rc2.dev2"]).stdout.strip()
-    run([NIGHTLY, "move", TAG, holding])
-    playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE, "-e", "inferops_pin_soak_minutes=0.5")
-    entry = lock(fleet)[IMAGE]
-    assert entry["digest"] == holding
-    soak = entry["evidence"]["soak"]
-    assert soak["minutes"] == 0.5 and soak["stats"]["ok"] > 20 and soak["stats"]["errors"] == 0
+        holding = run([NIGHTLY, "build", "0.19.3rc2.dev2"]).stdout.strip()
+        run([NIGHTLY, "move", TAG, holding])
+        playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE, "-e", "inferops_pin_soak_minutes=0.5")
+        entry = lock(fleet)[IMAGE]
+        assert entry["digest"] == holding
+        soak = entry["evidence"]["soak"]
+        assert soak["minutes"] == 0.5 and soak["stats"]["ok"] > 20 and soak["stats"]["errors"] == 0
+    finally:
+        # The later tests (mirror, archive) pin against the lock the rollout tests left.
+        with open(lock_file, "w", encoding="utf-8") as handle:
+            handle.write(saved_lock)
 
 
 def test_rollback_on_request(fleet):
