@@ -56,7 +56,8 @@ def test_the_default_callback_prints_a_marked_result_on_its_retry_line():
 
     class Result(object):
         def __init__(self, result):
-            self.result = result
+            # TaskResult: ._result on ansible-core <= 2.18, .result from 2.19
+            self.result = self._result = result
 
     class Display(object):
         verbosity = 0
