@@ -129,3 +129,29 @@ def test_status_reads_the_fleet_and_fails_on_a_container_replaced_by_hand(invent
         assert re.search(r"lab-g7e\s+\|.*\|\s+serving$", drifted.stdout, re.M)
     finally:
         playbook(shipped, "site.yml", "-l", "lab-spark")
+
+
+def test_tags_and_check_mode_act_as_documented(inventories):
+    """Issue 15: with `--tags server` preflight still checks the host first; `--tags verify`
+    re-proves without changing anything; `--check` on a converged fleet says "unchanged"."""
+    shipped, _overridden = inventories
+    playbook(shipped, "site.yml")
+    server = playbook(shipped, "site.yml", "--tags", "server")
+    assert "inferops.serving.preflight : Check the host against profile" in server
+    assert all(counts["changed"] == 0 for counts in recap(server).values()), server[-3000:]
+    verify = playbook(shipped, "site.yml", "--tags", "verify")
+    assert "inferops.serving.server : Assert the backends the engine selected" in verify
+    assert "inferops.serving.server : Smoke-test a completion" in verify
+    assert "Create container" not in verify and "Write the role's directories" not in verify
+    assert all(counts["changed"] == 0 for counts in recap(verify).values()), verify[-3000:]
+    before = {host: run(["docker", "exec", host, "docker", "inspect", "-f", "{{.Id}} {{.State.StartedAt}}",
+                         "inferops-serving"]).stdout for host in ("lab-spark", "lab-g7e")}
+    checked = playbook(shipped, "site.yml", "--check")
+    assert checked.count("unchanged (check mode)") >= 2, checked[-3000:]
+    # The one task check mode counts as changed: get_url with force cannot compare the repository's
+    # signing key without downloading it (it is fetched on every run, to catch a rotated key).
+    changed = [block.split("]", 1)[0] for block in checked.split("TASK [")[1:] if "\nchanged: [" in block]
+    assert set(changed) <= {"inferops.serving.container_toolkit : Fetch the repository signing key"}, changed
+    after = {host: run(["docker", "exec", host, "docker", "inspect", "-f", "{{.Id}} {{.State.StartedAt}}",
+                        "inferops-serving"]).stdout for host in ("lab-spark", "lab-g7e")}
+    assert after == before
