@@ -8,9 +8,9 @@
 start-up check reads, and what stands in the way if not.
 
 One rule for the pre-start check (the gpu_info module, through plugins/module_utils/_gpu.py) and
-for the host watchdog's restarts (roles/server/files/inferops_watchdog.py ships a copy of the
-block between the markers below; tests/unit/watchdog checks the copy is identical). So: Python
-3.8 standard library only, no imports, no I/O.
+for the host watchdog's restarts (the server role installs this file beside
+roles/server/files/inferops_watchdog.py as inferops_unified_memory.py, through the host_library
+lookup). So: Python 3.8 standard library only, no imports, no I/O.
 
 Why two numbers. On a unified-memory GPU the CUDA driver's free memory (cudaMemGetInfo,
 torch.cuda.mem_get_info) is the kernel's MemFree: the page cache counts as used (unsloth PR 10704
@@ -27,7 +27,6 @@ drop (the role variable ``server_drop_caches_before_start``) when only the cache
 """
 from __future__ import annotations
 
-# ---- BEGIN unified-memory rule (copied verbatim into roles/server/files/inferops_watchdog.py) ----
 UNIFIED_MEMINFO_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Cached")
 # The /proc/meminfo field an engine's start-up check compares with its share on unified memory.
 UNIFIED_READS = ("MemAvailable", "MemFree")
@@ -119,4 +118,3 @@ def unified_memory_verdict(meminfo, fraction, reads="MemAvailable", drop_caches=
                        "to start on free memory" % (cache, DROP_CACHES_VARIABLE))
     verdict.update(short=action in ("wait", "refuse"), action=action, message=message)
     return verdict
-# ---- END unified-memory rule ----

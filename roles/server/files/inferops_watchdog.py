@@ -60,6 +60,11 @@ import tempfile
 import time
 from urllib.parse import quote, urlsplit
 
+# The unified-memory rule of the server role's pre-start check, the same code: the server role
+# installs the collection's plugins/module_utils/_unified_memory.py beside this program as
+# inferops_unified_memory.py (the directory of a script run by python3 is on sys.path).
+from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
+
 STATE_VERSION = 1
 HISTORY = 60  # probe records kept in the state file
 ACTIONS = 30  # action records kept in the state file
@@ -393,104 +398,6 @@ def decide_action(state, verdict, config, now):
     return {"action": "restart", "reason": "%s: %s" % (outcome, verdict["reason"]),
             "stop_first": bool(container.get("running")), "wait_for_memory": bool(config["unified_memory"]),
             "budget_left_after": left - 1}
-
-
-# The unified-memory rule of the server role's pre-start check, the same code: a copy of the block
-# of plugins/module_utils/_unified_memory.py (this program ships as one file; tests/unit/watchdog
-# checks the copy is identical).
-# ---- BEGIN unified-memory rule (copied verbatim into roles/server/files/inferops_watchdog.py) ----
-UNIFIED_MEMINFO_FIELDS = ("MemTotal", "MemFree", "MemAvailable", "Cached")
-# The /proc/meminfo field an engine's start-up check compares with its share on unified memory.
-UNIFIED_READS = ("MemAvailable", "MemFree")
-# The page-cache drop before the start: not configured, configured and still to come (check
-# mode predicts it), or done just before this reading.
-UNIFIED_DROP = ("off", "planned", "done")
-DROP_CACHES_VARIABLE = "server_drop_caches_before_start"
-
-
-class UnifiedMemoryError(ValueError):
-    """A meminfo text without the fields the rule needs, or an argument out of its range."""
-
-
-def meminfo_fields(text):
-    """KiB of MemTotal, MemFree, MemAvailable and Cached (those present) in /proc/meminfo text."""
-    values = {}
-    for line in text.splitlines():
-        name, sep, rest = line.partition(":")
-        parts = rest.split()
-        if sep and name.strip() in UNIFIED_MEMINFO_FIELDS and parts and parts[0].isdigit():
-            values[name.strip()] = int(parts[0])
-    return values
-
-
-def _gib(kib):
-    return "%.1f GiB" % (kib / 1048576.0)
-
-
-def unified_memory_verdict(meminfo, fraction, reads="MemAvailable", drop_caches="off"):
-    """Whether the engine may claim ``fraction`` x MemTotal of unified memory now.
-
-    ``meminfo``: a dict from meminfo_fields. ``reads``: the field the engine's start-up check
-    compares (UNIFIED_READS). ``drop_caches``: UNIFIED_DROP. Returns a dict: the four fields in
-    KiB (``cached_kib`` None when absent), ``needed_kib`` = int(fraction x MemTotal), ``reads``,
-    ``short`` (do not start now), ``cache_bound`` (MemFree < needed <= MemAvailable: only the page
-    cache is in the way), ``action`` and ``message``. Actions:
-
-    * ``start``: the engine's number covers its share (a cache-bound host the engine does not
-      judge by MemFree starts, with a message naming the page-cache drop);
-    * ``drop_caches``: cache-bound, and the drop is still to come: it frees the difference;
-    * ``wait``: MemAvailable lacks the share: memory is held (the old engine, a leak), which no
-      cache drop frees; stop what holds it and wait;
-    * ``refuse``: cache-bound, the engine reads MemFree, and no drop is configured (or the cache
-      outlived one): the engine would refuse.
-    """
-    if reads not in UNIFIED_READS:
-        raise UnifiedMemoryError("reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), reads))
-    if drop_caches not in UNIFIED_DROP:
-        raise UnifiedMemoryError("drop_caches must be one of %s, got %r" % (", ".join(UNIFIED_DROP), drop_caches))
-    missing = [name for name in UNIFIED_MEMINFO_FIELDS[:3] if name not in meminfo]
-    if missing:
-        raise UnifiedMemoryError("meminfo has no %s line" % " or ".join(missing))
-    total, free, available = meminfo["MemTotal"], meminfo["MemFree"], meminfo["MemAvailable"]
-    cached = meminfo.get("Cached")
-    needed = int(float(fraction) * total)
-    numbers = "MemFree %s, MemAvailable %s%s" % (_gib(free), _gib(available),
-                                                 ", page cache %s" % _gib(cached) if cached is not None else "")
-    share = "the engine's share %s x MemTotal %s = %s" % (fraction, _gib(total), _gib(needed))
-    verdict = {"mem_total_kib": total, "mem_free_kib": free, "mem_available_kib": available,
-               "cached_kib": cached, "needed_kib": needed, "reads": reads,
-               "cache_bound": free < needed <= available}
-    if available < needed:
-        action, message = "wait", (
-            "MemAvailable %s is less than %s (%s): processes hold that memory, not the page cache, so "
-            "dropping the cache cannot free it; stop what holds it (the old engine) and wait"
-            % (_gib(available), share, numbers))
-    elif free >= needed:
-        action, message = "start", "MemFree %s covers %s (MemAvailable %s)" % (_gib(free), share, _gib(available))
-    else:
-        cache = ("MemFree %s is less than %s; MemAvailable %s covers it, so the page cache%s holds the difference"
-                 % (_gib(free), share, _gib(available), " (%s)" % _gib(cached) if cached is not None else ""))
-        if drop_caches == "planned":
-            action, message = "drop_caches", "%s: it is dropped before the start (%s)" % (cache, DROP_CACHES_VARIABLE)
-        elif drop_caches == "done":
-            action = "refuse" if reads == "MemFree" else "start"
-            message = ("%s although it was just dropped: what stays cached is in use (mapped or dirty files)%s"
-                       % (cache, "; the engine's start-up check reads MemFree and would refuse: stop what maps "
-                                 "those files, or lower the engine's memory share" if action == "refuse" else
-                          "; the engine's start-up check reads MemAvailable and passes"))
-        elif reads == "MemFree":
-            action = "refuse"
-            message = ("%s, and the engine's start-up check reads MemFree, so it would refuse. Set %s: true to "
-                       "drop the page cache (sync; echo 1 > /proc/sys/vm/drop_caches) before the start"
-                       % (cache, DROP_CACHES_VARIABLE))
-        else:
-            action = "start"
-            message = ("%s. The engine's start-up check reads MemAvailable and passes, but CUDA's free memory "
-                       "(MemFree on unified memory) stays short until the kernel reclaims the cache; set %s: true "
-                       "to start on free memory" % (cache, DROP_CACHES_VARIABLE))
-    verdict.update(short=action in ("wait", "refuse"), action=action, message=message)
-    return verdict
-# ---- END unified-memory rule ----
 
 
 def restarted_by_hand(gave_up, container):

@@ -3,13 +3,20 @@
 memory rule, the state record and the textfile (parsed back with prometheus_client)."""
 from __future__ import annotations
 
+import json
 import math
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
+from ansible.errors import AnsibleLookupError
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from watchdog_program import PROGRAM, ROOT, base_config, load_program
+
+from ansible_collections.inferops.serving.plugins.lookup import host_library
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 NOW = 1_800_000_000.0
@@ -253,17 +260,27 @@ GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        {free} kB\nMemAva
 RULE = os.path.join(ROOT, "plugins", "module_utils", "_unified_memory.py")
 
 
-def _rule_block(path):
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    begin, end = text.index("# ---- BEGIN unified-memory rule"), text.index("# ---- END unified-memory rule ----")
-    return text[begin:end]
-
-
-def test_the_watchdog_carries_the_role_s_unified_memory_rule_verbatim():
-    # The program ships as one file; its memory rule is the gpu_info module's, byte for byte.
-    assert _rule_block(PROGRAM) == _rule_block(RULE)
-    assert len(_rule_block(RULE).splitlines()) > 50
+def test_the_role_installs_the_collection_s_unified_memory_rule_beside_the_watchdog(tmp_path):
+    # One home: the host_library lookup returns the module_utils file itself, the role writes it
+    # beside the program as inferops_unified_memory.py, and the program imports it from there
+    # when systemd runs it (python3 <dir>/inferops_watchdog.py): a bad configuration is refused
+    # by the real program with exit status 2, which needs the import to have worked.
+    with open(RULE, encoding="utf-8") as handle:
+        rule = handle.read()
+    assert host_library.library_source("unified_memory") == rule
+    with pytest.raises(AnsibleLookupError, match="unknown library 'gpu'; known: unified_memory"):
+        host_library.library_source("gpu")
+    shutil.copy(PROGRAM, tmp_path / "inferops_watchdog.py")
+    (tmp_path / "inferops_unified_memory.py").write_text(host_library.library_source("unified_memory"), encoding="utf-8")
+    (tmp_path / "watchdog.json").write_text(json.dumps(base_config(interval_s=0)), encoding="utf-8")
+    ran = subprocess.run([sys.executable, "-E", "-s", str(tmp_path / "inferops_watchdog.py"), "--config",
+                          str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, timeout=60)
+    assert ran.returncode == 2, ran.stderr
+    assert "interval_s must be > 0, got 0" in ran.stderr
+    (tmp_path / "inferops_unified_memory.py").unlink()
+    ran = subprocess.run([sys.executable, "-E", "-s", str(tmp_path / "inferops_watchdog.py"), "--config",
+                          str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, timeout=60)
+    assert ran.returncode == 1 and "No module named 'inferops_unified_memory'" in ran.stderr
 
 
 # The role's pre-start rule: needed = int(fraction x MemTotal) KiB, judged by the field the engine reads.

@@ -1,18 +1,25 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Helpers of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
-from its file, as it is shipped to the hosts as a file, not as part of a Python package; and its
+from its file, as it is shipped to the hosts as a file beside the unified-memory rule it imports,
+not as part of a Python package; and its
 configuration as the server role writes it. (Not a conftest.py: tests/unit/lab imports its own
 ``conftest`` by name.)"""
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
+
+from ansible_collections.inferops.serving.plugins.module_utils import _unified_memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PROGRAM = os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py")
 
 
 def load_program():
+    # The server role installs plugins/module_utils/_unified_memory.py beside the program as
+    # inferops_unified_memory.py (the host_library lookup); the program imports it by that name.
+    sys.modules["inferops_unified_memory"] = _unified_memory
     spec = importlib.util.spec_from_file_location("inferops_watchdog", PROGRAM)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

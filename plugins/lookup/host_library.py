@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: host_library
+author: inferops.serving contributors (@inferops)
+short_description: The source of a collection library that a host-side program imports
+version_added: 0.2.0
+description:
+  - Returns the text of one of the collection's standard-library-only Python libraries, for the
+    server role to install beside the program that imports it on the host (the watchdog imports
+    the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start).
+  - One home for the rule: the host gets the collection's own file, never a copy kept in the role.
+options:
+  _terms:
+    description: Library names.
+    type: list
+    elements: str
+    required: true
+    choices: [unified_memory]
+"""
+
+EXAMPLES = r"""
+- name: Install the unified-memory rule beside the watchdog
+  ansible.builtin.copy:
+    dest: /usr/local/lib/inferops-serving/inferops_unified_memory.py
+    mode: "0644"
+    content: "{{ lookup('inferops.serving.host_library', 'unified_memory') }}"
+"""
+
+RETURN = r"""
+_raw:
+  description: The library's source text, one per term.
+  type: list
+  elements: str
+"""
+
+import importlib
+import inspect
+
+from ansible.errors import AnsibleLookupError
+from ansible.plugins.lookup import LookupBase
+
+# name -> the module_utils module that is its one home (standard library only, no collection imports).
+LIBRARIES = {"unified_memory": "ansible_collections.inferops.serving.plugins.module_utils._unified_memory"}
+
+
+def library_source(name):
+    """The source text of the host library ``name`` (one of LIBRARIES)."""
+    if name not in LIBRARIES:
+        raise AnsibleLookupError("host_library: unknown library %r; known: %s" % (name, ", ".join(sorted(LIBRARIES))))
+    return inspect.getsource(importlib.import_module(LIBRARIES[name]))
+
+
+class LookupModule(LookupBase):
+    def run(self, terms, variables=None, **kwargs):
+        self.set_options(var_options=variables, direct=kwargs)
+        return [library_source(term) for term in terms]
