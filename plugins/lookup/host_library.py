@@ -13,7 +13,7 @@ description:
   - Returns the text of one of the collection's standard-library-only Python libraries, for the
     server role to install beside the program that imports it on the host (the watchdog imports
     the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start).
-  - One home for the rule: the host gets the collection's own file, never a copy kept in the role.
+  - One home for the rule. The host gets the collection's own file, never a copy kept in the role.
 options:
   _terms:
     description: Library names.
