@@ -76,13 +76,8 @@ def watchdog_probe(wd_program):
 
 @pytest.fixture(scope="module")
 def wd_program():
-    import importlib.util
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "roles", "server", "files", "inferops_watchdog.py")
-    spec = importlib.util.spec_from_file_location("inferops_watchdog_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from ansible_collections.inferops.serving.tests.unit.watchdog.watchdog_program import load_program
+    return load_program()
 
 
 def test_vllm_wedge_after_requests(tmp_path, sims, watchdog_probe):

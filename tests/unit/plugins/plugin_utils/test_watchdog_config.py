@@ -3,16 +3,13 @@
 the slow floor from the profile's measured figures, and a result the program itself accepts."""
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import METRICS as ENGINE_METRICS
 from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import (
     WatchdogConfigError, measured_single_stream, watchdog_config)
+from ansible_collections.inferops.serving.tests.unit.watchdog.watchdog_program import load_program
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
 # server_deployment as the plan (PLAN_CONTRACT) gives it for the lab's GB10 host.
 DEPLOYMENT = {
@@ -38,11 +35,7 @@ OPTIONS = {"interval": 30, "probe_deadline": 20, "probe_max_tokens": 4, "restart
 
 
 def program():
-    spec = importlib.util.spec_from_file_location(
-        "inferops_watchdog_for_config", os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_program()
 
 
 def test_drop_caches_reaches_the_program_on_unified_memory_only():
