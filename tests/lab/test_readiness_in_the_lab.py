@@ -34,18 +34,18 @@ HOSTS = {CANARY: SPARKS[CANARY]}
 
 pytestmark = pytest.mark.lab
 
-
-@pytest.fixture(scope="module")
-def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(tmp_path_factory, "readiness", HOSTS) as inventory:
-        yield inventory
-
 STATE = "/var/lib/inferops-serving/inferops-serving.json"
 WAIT_TASK = "Assert the backends the engine selected"
 # The retry line of a bounded wait as the default callback prints it (YAML result format):
 # "FAILED - RETRYING: [host]: <task> (N retries left).Result was: ..." and, in the result, "msg: <phase>, <s> s".
 RETRY = re.compile(r"^FAILED - RETRYING: \[(?P<host>[^\]]+)\]: (?P<task>.+) \(\d+ retries left\)")
 PROGRESS = re.compile(r"^\s+msg: (?P<phase>[a-z_]+), (?P<elapsed>\d+) s$")
+
+
+@pytest.fixture(scope="module")
+def fleet(shared_sparks, tmp_path_factory):
+    with module_fleet(tmp_path_factory, "readiness", HOSTS) as inventory:
+        yield inventory
 
 
 def overrides(env):
