@@ -63,7 +63,7 @@ def with_cudagraph(size, **variables):
 @pytest.fixture(scope="module")
 def fleet(shared_sparks, tmp_path_factory):
     original = tag_digest()
-    with module_fleet(tmp_path_factory, "pin-check", {HOST: PORT}) as inventory:
+    with module_fleet(shared_sparks, tmp_path_factory, "pin-check", {HOST: PORT}) as inventory:
         yield {"inventory": inventory, "original": original}
 
 

@@ -44,7 +44,7 @@ PROGRESS = re.compile(r"^\s+msg: (?P<phase>[a-z_]+), (?P<elapsed>\d+) s$")
 
 @pytest.fixture(scope="module")
 def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(tmp_path_factory, "readiness", HOSTS) as inventory:
+    with module_fleet(shared_sparks, tmp_path_factory, "readiness", HOSTS) as inventory:
         yield inventory
 
 

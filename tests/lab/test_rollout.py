@@ -40,7 +40,7 @@ pytestmark = pytest.mark.lab
 
 @pytest.fixture(scope="module")
 def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(tmp_path_factory, "rollout", HOSTS) as inventory:
+    with module_fleet(shared_sparks, tmp_path_factory, "rollout", HOSTS) as inventory:
         yield inventory
 
 

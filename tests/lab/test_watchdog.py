@@ -200,7 +200,7 @@ class Load(object):
 
 @pytest.fixture(scope="module")
 def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(tmp_path_factory, "watchdog", {HOST: PORT}, GROUP_VARS) as inventory:
+    with module_fleet(shared_sparks, tmp_path_factory, "watchdog", {HOST: PORT}, GROUP_VARS) as inventory:
         yield inventory
 
 
