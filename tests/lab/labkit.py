@@ -2,16 +2,18 @@
 """What the lab test modules that drive simulated DGX Sparks share: the shared hosts, their
 settings, and the helpers that run playbooks and look at a host.
 
-The hosts (``SPARKS``) are built once per pytest session, each when the first module needing it
-starts (``SharedSparks``: tests/lab/fleet.yml, then site.yml; the ``shared_sparks`` fixture of
-tests/lab/conftest.py), and removed at the session's end. Each module takes the ones it needs
-with ``module_fleet()``: an inventory of its own (its group_vars, its copy of the lab's lock, its
-known-bad file: inventory-side state stays per module) pointing at them, and a start that puts
-the hosts back in the state a new fleet had, whatever a module before it left there:
+The hosts (``SPARKS``) are built once per pytest session, each by the start of the first module
+needing it, and removed at the session's end (``SharedSparks``, the ``shared_sparks`` fixture of
+tests/lab/conftest.py). Each module takes the ones it needs with ``module_fleet()``: an inventory
+of its own (its group_vars, its copy of the lab's lock, its known-bad file: inventory-side state
+stays per module) pointing at them, and a start that makes a host no module made yet (the
+minutes a host costs: its target container, the toolkit installed, the image pulled cold into
+vfs) and puts the others back in the state a new host had, whatever a module before it left:
 
-* tests/lab/fleet.yml from the module's inventory: a stopped target container is started again,
-  the simulated hardware files (``/etc/inferops-lab/gpu.json``, ``meminfo``) are rewritten when
-  they differ from ``lab_hardware`` (set-hardware is idempotent), and Docker is waited for;
+* tests/lab/fleet.yml from the module's inventory: a missing target container is created, a
+  stopped one started again, the simulated hardware files (``/etc/inferops-lab/gpu.json``,
+  ``meminfo``) are rewritten when they differ from ``lab_hardware`` (set-hardware is
+  idempotent), and Docker is waited for;
 * site.yml from the module's inventory: the module's deployment (its profile, overrides, watchdog
   settings, lock) replaces whatever the host served (the product's own promise: a converge brings
   the inventory's deployment back);
@@ -180,28 +182,21 @@ def reset_watchdog(host):
 
 
 class SharedSparks:
-    """The session's shared Sparks: each built once, by the first ``ensure()`` that names it."""
+    """The session's shared Sparks: which are built, which to remove at the session's end."""
 
-    def __init__(self, tmp_path_factory):
-        self.tmp_path_factory = tmp_path_factory
-        self.built = []  # built and converged
-        self.made = []  # every host a build was started for: what the session's end removes
+    def __init__(self):
+        self.built = []  # made and converged by a module's start
+        self.made = []  # every host a module's start began to make: what the session's end removes
 
-    def ensure(self, hosts):
-        """Build the ``hosts`` not built yet: a new target container each (an old one of the
-        same name is removed first), tests/lab/fleet.yml and site.yml with ``GROUP_VARS``."""
-        missing = [host for host in hosts if host not in self.built]
-        if not missing:
-            return
-        directory = str(self.tmp_path_factory.mktemp("shared-sparks-inventory"))
-        inventory = write_inventory(directory, {host: SPARKS[host] for host in missing}, GROUP_VARS)
-        for host in missing:
+    def claim(self, hosts):
+        """The ``hosts`` not built yet, for the caller's fleet.yml to make: an old container of
+        the same name (an interrupted session's) is removed first."""
+        new = [host for host in hosts if host not in self.built]
+        for host in new:
             run([DOCKER, "rm", "-f", host], check=False)
             if host not in self.made:
                 self.made.append(host)
-        playbook(inventory, os.path.join(LAB, "fleet.yml"))
-        playbook(inventory, "site.yml")
-        self.built.extend(missing)
+        return new
 
     def remove(self):
         for host in self.made:
@@ -210,20 +205,21 @@ class SharedSparks:
 
 @contextlib.contextmanager
 def module_fleet(shared, tmp_path_factory, name, hosts, group_vars=None):
-    """A module's hold on the shared Sparks (``shared``: the ``shared_sparks`` fixture): the
-    ``hosts`` ({name: port}, a subset of ``SPARKS``) built if they are not yet, an inventory of
-    the module's own for them with ``group_vars`` (``GROUP_VARS`` when not given), the hosts
-    converged from it (see the module docstring); yields the inventory's path. At the end the
-    rolling tag is moved back."""
+    """A module's hold on the shared Sparks (``shared``: the ``shared_sparks`` fixture): an
+    inventory of the module's own for ``hosts`` ({name: port}, a subset of ``SPARKS``) with
+    ``group_vars`` (``GROUP_VARS`` when not given), fleet.yml and site.yml from it (which make
+    and converge a host no module made yet, and converge back the others: see the module
+    docstring); yields the inventory's path. At the end the rolling tag is moved back."""
     unknown = sorted(host for host, port in hosts.items() if SPARKS.get(host) != port)
     assert not unknown, "not shared Sparks with their shared ports: %s (labkit.SPARKS)" % unknown
-    shared.ensure(hosts)
+    new = shared.claim(hosts)
     original = tag_digest()
     inventory = write_inventory(str(tmp_path_factory.mktemp(name + "-inventory")), hosts,
                                 GROUP_VARS if group_vars is None else group_vars)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))
         playbook(inventory, "site.yml")
+        shared.built.extend(new)
         for host in hosts:
             reset_watchdog(host)
         yield inventory
