@@ -3,16 +3,17 @@
 changes nothing; the GB10 pre-start check with page cache in the way, with and without
 ``server_drop_caches_before_start``.
 
-The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111, built once per
-session by tests/lab/conftest.py), taken with an inventory of this module's own (its lock is a
-copy of the lab's) and converged from it first (``labkit.module_fleet``). The rolling tag
-vllm/vllm-openai:cu130-nightly is moved in the lab registry (127.0.0.1:5000, plain http) with
-tests/lab/nightly.sh and restored afterwards. The page cache is simulated in the host's meminfo
-(/etc/inferops-lab/meminfo): MemFree low, Cached high, MemAvailable unchanged, as unsloth PR 10704
-measured on a GB10 with a model's weights in the page cache. The lab hosts are containers with a
-read-only /proc/sys, so the drop writes server_drop_caches_file, a plain file here.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111, made once per
+session by the first module needing it: tests/lab/labkit.py), taken with an inventory of this
+module's own (its lock is a copy of the lab's) and converged from it first
+(``labkit.module_fleet``). The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
+registry (127.0.0.1:5000, plain http) with tests/lab/nightly.sh and restored afterwards. The page
+cache is simulated in the host's meminfo (/etc/inferops-lab/meminfo): MemFree low, Cached high,
+MemAvailable unchanged, as unsloth PR 10704 measured on a GB10 with a model's weights in the page
+cache. The lab hosts are containers with a read-only /proc/sys, so the drop writes
+server_drop_caches_file, a plain file here.
 
-What it leaves on the host for the next module's start to converge back: the host serving the
+What it leaves on the host for the next module's start to undo: the host serving the
 drop test's deployment (max-cudagraph-capture-size 80, server_drop_caches_before_start), watchdog
 history. The page-cache meminfo and the drop file are restored by the ``page_cache`` fixture.
 

@@ -3,17 +3,17 @@
 every 30 s, a killed controller's re-run resumes the wait without a second container start, and a
 start that stops making progress fails naming the phase it was stuck in.
 
-The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, built once per session by
-tests/lab/conftest.py), taken with an inventory of this module's own and converged from it first
-(``labkit.module_fleet``): that deployment is the canary's last known-good. The simulator's
-start-up is slowed with ENGINE_SIM_STARTUP_DELAY (its phase lines spread over it) and stopped in
-one phase with ENGINE_SIM_STALL_IN_PHASE (tests/lab/engine_sim/README.md), both in the profile's
-env through server_profile_overrides: each test's start is a new deployment (another spec) on the
-canary. Tests run in file order: the stuck start rolls back to the module's own deployment
-(fast), then the two slow starts. About 15 min when the module built its own two-host fleet
-(set-up included); not yet measured on the shared hosts.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, made once per session by
+the first module needing it: tests/lab/labkit.py), taken with an inventory of this module's own and
+converged from it first (``labkit.module_fleet``): that deployment is the canary's last known-good.
+The simulator's start-up is slowed with ENGINE_SIM_STARTUP_DELAY (its phase lines spread over it)
+and stopped in one phase with ENGINE_SIM_STALL_IN_PHASE (tests/lab/engine_sim/README.md), both in
+the profile's env through server_profile_overrides: each test's start is a new deployment (another
+spec) on the canary. Tests run in file order: the stuck start rolls back to the module's own
+deployment (fast), then the two slow starts. About 15 min when the module built its own two-host
+fleet (set-up included); not yet measured on the shared hosts.
 
-What it leaves on the host for the next module's start to converge back: the canary serving the
+What it leaves on the host for the next module's start to undo: the canary serving the
 ENGINE_SIM_STARTUP_DELAY=120 deployment, watchdog history (the killed controller's start).
 """
 from __future__ import annotations

@@ -2,18 +2,18 @@
 """Safe rollouts in the lab (issue 5): pin on a canary, rolling upgrade, bad nightly, rollback,
 Docker daemon restart, host reboot, unified memory that does not come back.
 
-The lab's two shared simulated DGX Sparks (``labkit.SPARKS``, built once per session by
-tests/lab/conftest.py) in one hardware group (``spark``), taken with an inventory of this module's
-own (its lock and known-bad files live there, never in the repository's inventories) and
-converged from it first (``labkit.module_fleet``), then driven with playbooks/pin.yml, site.yml and
-playbooks/rollback.yml. The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
-registry with tests/lab/nightly.sh and restored afterwards. Then image availability: a digest
-pinned with inferops_pin_mirror and inferops_pin_archive_dir, deployed from the mirror and from
-the archive with no registry reachable. Tests run in file order (549 s measured when the module
-built its own fleet, 195 s of them the image availability tests; not yet measured on the shared
-hosts).
+The lab's two shared simulated DGX Sparks (``labkit.SPARKS``, made once per session by the first
+module needing it: tests/lab/labkit.py) in one hardware group (``spark``), taken with an inventory
+of this module's own (its lock and known-bad files live there, never in the repository's
+inventories) and converged from it first (``labkit.module_fleet``), then driven with
+playbooks/pin.yml, site.yml and playbooks/rollback.yml. The rolling tag
+vllm/vllm-openai:cu130-nightly is moved in the lab registry with tests/lab/nightly.sh and restored
+afterwards. Then image availability: a digest pinned with inferops_pin_mirror and
+inferops_pin_archive_dir, deployed from the mirror and from the archive with no registry reachable.
+Tests run in file order (549 s measured when the module built its own fleet, 195 s of them the
+image availability tests; not yet measured on the shared hosts).
 
-What it leaves on the hosts for the next module's start to converge back: both hosts serving
+What it leaves on the hosts for the next module's start to undo: both hosts serving
 nightly digests of their own (the canary the soak's, the other one deployed from the mirror),
 more images in their nested engines, an image archive under /var/lib/inferops-images on the
 canary, watchdog history (the rollback, daemon restart, reboot and memory tests stop engines).

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Keep serving (issue 11): the host-side watchdog against the engine simulator's runtime faults.
 
-The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111, built once per
-session by tests/lab/conftest.py: GB10, unified memory, vLLM simulator,
-``gb10-nvfp4-mtp-throughput``), taken with an inventory of this module's own and converged from
-it first (``labkit.module_fleet``, which also empties the watchdog's history), the watchdog
-probing every 5 s (deadline 2 s, budget 2 restarts per hour). Each fault is switched
-on by converging with the simulator's fault variables in the profile's env
-(``ENGINE_SIM_FAULT``, ``ENGINE_SIM_FAULT_AFTER_REQUESTS``: tests/lab/engine_sim/README.md), so
-no image is built. The watchdog's state file and textfile metrics are read on the host.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111: GB10, unified
+memory, vLLM simulator, ``gb10-nvfp4-mtp-throughput``; made once per session by the first module
+needing it, tests/lab/labkit.py), taken with an inventory of this module's own and converged from
+it first (``labkit.module_fleet``, which also empties the watchdog's history), the watchdog probing
+every 5 s (deadline 2 s, budget 2 restarts per hour). Each fault is switched on by converging with
+the simulator's fault variables in the profile's env (``ENGINE_SIM_FAULT``,
+``ENGINE_SIM_FAULT_AFTER_REQUESTS``: tests/lab/engine_sim/README.md), so no image is built. The
+watchdog's state file and textfile metrics are read on the host.
 
 Tests run in file order on one fleet:
 
@@ -22,7 +22,7 @@ Tests run in file order on one fleet:
   no further restarts by the watchdog;
 * bad watchdog settings are refused before anything on the host changes.
 
-What it leaves on the host for the next module's start to converge back: the host serving this
+What it leaves on the host for the next module's start to undo: the host serving this
 module's deployment (PROFILE_ENV, the fast watchdog settings; still the crash-looping one when the
 bad-settings tests, whose ``healthy`` fixture converges it back, did not run), watchdog history
 (``gave_up``). The low MemAvailable is restored by its test.
