@@ -11,7 +11,7 @@ new container is created while the old one serves): target < 2 s.
 
     sudo .venv/bin/python benchmarks/rollout_swap_bench.py -i <inventory> --host lab-spark --port 8101 [--runs 3]
 
-Needs a converged lab host (make site, or the fleet of tests/lab/test_rollout.py).
+Needs a converged lab host (make site; the lab tests' shared Sparks of tests/lab/conftest.py last only as long as a pytest session).
 """
 from __future__ import annotations
 

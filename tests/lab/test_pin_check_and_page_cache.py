@@ -3,13 +3,19 @@
 changes nothing; the GB10 pre-start check with page cache in the way, with and without
 ``server_drop_caches_before_start``.
 
-One simulated DGX Spark (``pc-spark``, port 8141) made by tests/lab/fleet.yml from a temporary
-inventory (its lock is a copy of the lab's), converged with site.yml. The rolling tag
-vllm/vllm-openai:cu130-nightly is moved in the lab registry (127.0.0.1:5000, plain http) with
-tests/lab/nightly.sh and restored afterwards. The page cache is simulated in the host's meminfo
-(/etc/inferops-lab/meminfo): MemFree low, Cached high, MemAvailable unchanged, as unsloth PR 10704
-measured on a GB10 with a model's weights in the page cache. The lab hosts are containers with a
-read-only /proc/sys, so the drop writes server_drop_caches_file, a plain file here.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111, made once per
+session by the first module needing it: tests/lab/labkit.py), taken with an inventory of this
+module's own (its lock is a copy of the lab's) and converged from it first
+(``labkit.module_fleet``). The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
+registry (127.0.0.1:5000, plain http) with tests/lab/nightly.sh and restored afterwards. The page
+cache is simulated in the host's meminfo (/etc/inferops-lab/meminfo): MemFree low, Cached high,
+MemAvailable unchanged, as unsloth PR 10704 measured on a GB10 with a model's weights in the page
+cache. The lab hosts are containers with a read-only /proc/sys, so the drop writes
+server_drop_caches_file, a plain file here.
+
+What it leaves on the host for the next module's start to undo: the host serving the
+drop test's deployment (max-cudagraph-capture-size 80, server_drop_caches_before_start), watchdog
+history. The page-cache meminfo and the drop file are restored by the ``page_cache`` fixture.
 
 Run (as root, the lab up or brought up by the fixture):
     .venv/bin/pytest tests/lab/test_pin_check_and_page_cache.py -m lab -v -p no:cacheprovider
@@ -18,21 +24,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
 
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = os.path.join(ROOT, "tests", "lab")
-DOCKER = "/usr/bin/docker"
-NIGHTLY = os.path.join(LAB, "nightly.sh")
-TAG = "cu130-nightly"
-IMAGE = "vllm/vllm-openai:" + TAG
-HOST, PORT = "pc-spark", 8141
-MEMINFO = "/etc/inferops-lab/meminfo"
+from labkit import (GROUP_VARS, IMAGE, MEMINFO, NIGHTLY, ROOT, SPARK_1, SPARKS, TAG, container, exec_on, folded,
+                    lock_text, module_fleet, playbook, recap, run, tag_digest)
+
+HOST = SPARK_1
+PORT = SPARKS[HOST]
 DROP_FILE = "/root/drop_caches"
 # 40 GiB free, 70 GiB page cache (the weights the last load read): below the throughput
 # profile's 0.9 x 121.6 GiB = 109.5 GiB, while MemAvailable (117.3 GiB in the lab) covers it.
@@ -40,75 +41,14 @@ MEMFREE_KB, CACHED_KB = 41943040, 73400320
 
 pytestmark = pytest.mark.lab
 
-GROUP_VARS = {
-    "inferops_become": False,
-    "lab_target_image": "inferops-lab/target:bookworm",
-    "lab_hardware": "gb10",
-    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
-    "container_toolkit_version": "1.17.8-1",
-    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
-    "server_registry_prefix": "127.0.0.1:5000",
-    "server_network_mode": "host",
-    "server_ready_timeout": 180,
-    "server_request_timeout": 60,
-    "preflight_disk_free_gib": 2,
-    "preflight_disk_free_gib_cached": 1,
-    "preflight_meminfo_path": MEMINFO,
-    "server_profile": "gb10-nvfp4-mtp-throughput",
-    "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
-}
-
-
-def run(args, check=True, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s"
-                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
-    return result
-
-
-def playbook(inventory, path, *extra, check=True):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
-    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
-               check=check, cwd=ROOT, env=env)
-
-
-def recap(output):
-    """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
-    found = {}
-    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M):
-        found[host] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
-    return found
-
-
-def folded(output):
-    """The output with the YAML callback's line folding undone."""
-    return " ".join(output.split())
-
-
-def exec_on(script, check=True):
-    return run([DOCKER, "exec", HOST, "bash", "-c", script], check=check)
-
-
-def container():
-    out = exec_on("docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.Config.Image}}' inferops-serving")
-    cid, started, image = out.stdout.split()
-    return {"id": cid, "started": started, "image": image}
-
 
 def host_images():
-    return sorted(exec_on("docker images --digests --format '{{.Repository}} {{.Tag}} {{.Digest}} {{.ID}}'")
+    return sorted(exec_on(HOST, "docker images --digests --format '{{.Repository}} {{.Tag}} {{.Digest}} {{.ID}}'")
                   .stdout.splitlines())
 
 
 def locked_digest(inventory):
     return yaml.safe_load(lock_text(inventory))["inferops_serving_image_lock"]["images"][IMAGE]["digest"]
-
-
-def lock_text(inventory):
-    with open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
-        return handle.read()
 
 
 def converge(inventory, *extra, check=True):
@@ -122,30 +62,10 @@ def with_cudagraph(size, **variables):
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the lab runs as root")
-    run([os.path.join(LAB, "lab.sh"), "up"])
-    original = run([NIGHTLY, "digest", TAG]).stdout.strip()
-    inventory = str(tmp_path_factory.mktemp("pin-check-inventory"))
-    os.makedirs(os.path.join(inventory, "group_vars", "all"))
-    hosts = {"all": {"children": {"serving": {
-        "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {HOST: {"server_port": PORT}}}}}}}}
-    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle)
-    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(GROUP_VARS, handle)
-    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
-                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
-    run([DOCKER, "rm", "-f", HOST], check=False)
-    try:
-        playbook(inventory, os.path.join(LAB, "fleet.yml"))
-        playbook(inventory, "site.yml")
+def fleet(shared_sparks, tmp_path_factory):
+    original = tag_digest()
+    with module_fleet(shared_sparks, tmp_path_factory, "pin-check", {HOST: PORT}) as inventory:
         yield {"inventory": inventory, "original": original}
-    finally:
-        run([NIGHTLY, "move", TAG, original], check=False)
-        run([DOCKER, "rm", "-f", HOST], check=False)
 
 
 # ------------------------------------------------------------------------------ pin.yml --check
@@ -163,7 +83,7 @@ def test_pin_check_reads_a_moved_tag_from_the_registry_and_changes_nothing(fleet
     inventory = fleet["inventory"]
     new = run([NIGHTLY, "build", "0.19.3rc1.dev9"]).stdout.strip()
     run([NIGHTLY, "move", TAG, new])
-    lock_before, images_before, container_before = lock_text(inventory), host_images(), container()
+    lock_before, images_before, container_before = lock_text(inventory), host_images(), container(HOST)
 
     result = playbook(inventory, "playbooks/pin.yml", "--check", "-e", "inferops_pin_image=" + IMAGE)
     text = folded(result.stdout)
@@ -174,7 +94,7 @@ def test_pin_check_reads_a_moved_tag_from_the_registry_and_changes_nothing(fleet
     assert recap(result.stdout)[HOST]["changed"] == 0
     # Nothing pulled, deployed or written.
     assert host_images() == images_before, "pin.yml --check pulled an image"
-    assert container() == container_before
+    assert container(HOST) == container_before
     assert lock_text(inventory) == lock_before
     assert not os.path.exists(os.path.join(inventory, "group_vars", "all", "known_bad_images.yml"))
     run([NIGHTLY, "move", TAG, fleet["original"]])
@@ -202,53 +122,53 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
     assert (inventory / "group_vars" / "all.yml").is_file()
     converged = playbook(str(inventory), "site.yml", "-l", HOST)
     assert recap(converged.stdout)[HOST]["failed"] == 0
-    assert container()["image"].endswith("@" + current)
+    assert container(HOST)["image"].endswith("@" + current)
 
 
 # ---------------------------------------------------------------------------------- page cache
 @pytest.fixture
 def page_cache():
     """The host's meminfo with 70 GiB of page cache: MemFree 40 GiB, MemAvailable unchanged."""
-    exec_on("cp {m} /root/meminfo.saved && sed -i -e 's/^MemFree:.*/MemFree:        {f} kB/' "
+    exec_on(HOST, "cp {m} /root/meminfo.saved && sed -i -e 's/^MemFree:.*/MemFree:        {f} kB/' "
             "-e 's/^Cached:.*/Cached:         {c} kB/' {m}".format(m=MEMINFO, f=MEMFREE_KB, c=CACHED_KB))
-    exec_on("rm -f %s" % DROP_FILE)
+    exec_on(HOST, "rm -f %s" % DROP_FILE)
     try:
         yield
     finally:
-        exec_on("mv /root/meminfo.saved %s" % MEMINFO)
-        exec_on("rm -f %s" % DROP_FILE)
+        exec_on(HOST, "mv /root/meminfo.saved %s" % MEMINFO)
+        exec_on(HOST, "rm -f %s" % DROP_FILE)
 
 
 def test_page_cache_in_the_way_is_reported_and_vllm_still_starts(fleet, page_cache):
     # vLLM's start-up check reads MemAvailable on GB10: the start goes ahead, with a warning that
     # names MemFree, the page cache and the variable.
-    before = container()
+    before = container(HOST)
     result = converge(fleet["inventory"], "-e", with_cudagraph(96))
     text = folded(result.stdout + result.stderr)
     assert "MemFree 40.0 GiB is less than the engine's share 0.9 x MemTotal 121.6 GiB = 109.5 GiB" in text
     assert "the page cache (70.0 GiB) holds the difference" in text
     assert "set server_drop_caches_before_start: true to start on free memory" in text
-    assert container()["id"] != before["id"]
-    assert exec_on("test -e %s" % DROP_FILE, check=False).returncode != 0, "dropped without being asked"
+    assert container(HOST)["id"] != before["id"]
+    assert exec_on(HOST, "test -e %s" % DROP_FILE, check=False).returncode != 0, "dropped without being asked"
 
 
 def test_drop_caches_before_start_writes_the_drop_once_per_start(fleet, page_cache):
     variables = {"server_drop_caches_before_start": True, "server_drop_caches_file": DROP_FILE}
     # Check mode predicts the drop and writes nothing.
     checked = converge(fleet["inventory"], "--check", "-e", with_cudagraph(80, **variables))
-    assert exec_on("test -e %s" % DROP_FILE, check=False).returncode != 0, "check mode dropped the cache"
+    assert exec_on(HOST, "test -e %s" % DROP_FILE, check=False).returncode != 0, "check mode dropped the cache"
     assert "Drop the page cache before the engine claims unified memory" in checked.stdout
 
-    before = container()
+    before = container(HOST)
     result = converge(fleet["inventory"], "-e", with_cudagraph(80, **variables))
     text = folded(result.stdout + result.stderr)
-    assert exec_on("cat %s" % DROP_FILE).stdout == "1\n"
-    assert container()["id"] != before["id"]
+    assert exec_on(HOST, "cat %s" % DROP_FILE).stdout == "1\n"
+    assert container(HOST)["id"] != before["id"]
     # The simulated meminfo does not change when the file is written: the rule says so.
     assert "although it was just dropped" in text and "reads MemAvailable and passes" in text
 
     # A converge that starts nothing drops nothing.
-    exec_on("rm -f %s" % DROP_FILE)
+    exec_on(HOST, "rm -f %s" % DROP_FILE)
     again = converge(fleet["inventory"], "-e", with_cudagraph(80, **variables))
     assert recap(again.stdout)[HOST]["changed"] == 0
-    assert exec_on("test -e %s" % DROP_FILE, check=False).returncode != 0
+    assert exec_on(HOST, "test -e %s" % DROP_FILE, check=False).returncode != 0

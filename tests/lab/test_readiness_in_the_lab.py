@@ -3,13 +3,18 @@
 every 30 s, a killed controller's re-run resumes the wait without a second container start, and a
 start that stops making progress fails naming the phase it was stuck in.
 
-The fleet of tests/lab/test_rollout.py (two simulated DGX Sparks, made from a temporary inventory,
-converged with site.yml; its ``fleet`` fixture and helpers are shared). The simulator's start-up
-is slowed with ENGINE_SIM_STARTUP_DELAY (its phase lines spread over it) and stopped in one phase
-with ENGINE_SIM_STALL_IN_PHASE (tests/lab/engine_sim/README.md), both in the profile's env through
-server_profile_overrides: each test's start is a new deployment (another spec) on the canary.
-Tests run in file order: the stuck start rolls back to the fleet's own deployment (fast), then the
-two slow starts. About 15 min with the fleet's set-up.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, made once per session by
+the first module needing it: tests/lab/labkit.py), taken with an inventory of this module's own and
+converged from it first (``labkit.module_fleet``): that deployment is the canary's last known-good.
+The simulator's start-up is slowed with ENGINE_SIM_STARTUP_DELAY (its phase lines spread over it)
+and stopped in one phase with ENGINE_SIM_STALL_IN_PHASE (tests/lab/engine_sim/README.md), both in
+the profile's env through server_profile_overrides: each test's start is a new deployment (another
+spec) on the canary. Tests run in file order: the stuck start rolls back to the module's own
+deployment (fast), then the two slow starts. About 15 min when the module built its own two-host
+fleet (set-up included); not yet measured on the shared hosts.
+
+What it leaves on the host for the next module's start to undo: the canary serving the
+ENGINE_SIM_STARTUP_DELAY=120 deployment, watchdog history (the killed controller's start).
 """
 from __future__ import annotations
 
@@ -22,11 +27,10 @@ import time
 
 import pytest
 
-import test_rollout
-from test_rollout import CANARY, HOSTS, ROOT, container, exec_on, recap, serving
+from labkit import ROOT, SPARK_1, SPARKS, container, exec_on, module_fleet, playbook_env, recap, serving
 
-# The rollout tests' fleet (two simulated Sparks from a temporary inventory), built for this module too.
-fleet = test_rollout.fleet
+CANARY = SPARK_1
+HOSTS = {CANARY: SPARKS[CANARY]}
 
 pytestmark = pytest.mark.lab
 
@@ -36,6 +40,12 @@ WAIT_TASK = "Assert the backends the engine selected"
 # "FAILED - RETRYING: [host]: <task> (N retries left).Result was: ..." and, in the result, "msg: <phase>, <s> s".
 RETRY = re.compile(r"^FAILED - RETRYING: \[(?P<host>[^\]]+)\]: (?P<task>.+) \(\d+ retries left\)")
 PROGRESS = re.compile(r"^\s+msg: (?P<phase>[a-z_]+), (?P<elapsed>\d+) s$")
+
+
+@pytest.fixture(scope="module")
+def fleet(shared_sparks, tmp_path_factory):
+    with module_fleet(shared_sparks, tmp_path_factory, "readiness", HOSTS) as inventory:
+        yield inventory
 
 
 def overrides(env):
@@ -53,9 +63,7 @@ class Converge:
 
     def __init__(self, inventory, env, *extra):
         self.lines = []
-        process_env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-                           PYTHONUNBUFFERED="1",
-                           PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
+        process_env = playbook_env(PYTHONUNBUFFERED="1")
         # A session of its own: killing it is killing the whole controller (its forks included).
         self.proc = subprocess.Popen(converge_args(inventory, env, *extra), cwd=ROOT, env=process_env,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

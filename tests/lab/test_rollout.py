@@ -2,22 +2,26 @@
 """Safe rollouts in the lab (issue 5): pin on a canary, rolling upgrade, bad nightly, rollback,
 Docker daemon restart, host reboot, unified memory that does not come back.
 
-A fleet of two simulated DGX Sparks in one hardware group (``spark``), made by tests/lab/fleet.yml
-from a temporary inventory (its lock and known-bad files live there, never in the repository's
-inventories), converged with site.yml, then driven with playbooks/pin.yml, site.yml and
-playbooks/rollback.yml. The rolling tag vllm/vllm-openai:cu130-nightly is moved in the lab
-registry with tests/lab/nightly.sh and restored afterwards. Then image availability: a digest
-pinned with inferops_pin_mirror and inferops_pin_archive_dir, deployed from the mirror and from
-the archive with no registry reachable. Tests run in file order (549 s measured, 195 s of them
-the image availability tests).
+The lab's two shared simulated DGX Sparks (``labkit.SPARKS``, made once per session by the first
+module needing it: tests/lab/labkit.py) in one hardware group (``spark``), taken with an inventory
+of this module's own (its lock and known-bad files live there, never in the repository's
+inventories) and converged from it first (``labkit.module_fleet``), then driven with
+playbooks/pin.yml, site.yml and playbooks/rollback.yml. The rolling tag
+vllm/vllm-openai:cu130-nightly is moved in the lab registry with tests/lab/nightly.sh and restored
+afterwards. Then image availability: a digest pinned with inferops_pin_mirror and
+inferops_pin_archive_dir, deployed from the mirror and from the archive with no registry reachable.
+Tests run in file order (549 s measured when the module built its own fleet, 195 s of them the
+image availability tests; not yet measured on the shared hosts).
+
+What it leaves on the hosts for the next module's start to undo: both hosts serving
+nightly digests of their own (the canary the soak's, the other one deployed from the mirror),
+more images in their nested engines, an image archive under /var/lib/inferops-images on the
+canary, watchdog history (the rollback, daemon restart, reboot and memory tests stop engines).
 """
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -25,128 +29,19 @@ import urllib.request
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = os.path.join(ROOT, "tests", "lab")
-DOCKER = "/usr/bin/docker"
-NIGHTLY = os.path.join(LAB, "nightly.sh")
-TAG = "cu130-nightly"
-IMAGE = "vllm/vllm-openai:" + TAG
-HOSTS = {"ro-spark-1": 8111, "ro-spark-2": 8112}
-CANARY, OTHER = "ro-spark-1", "ro-spark-2"
+from labkit import (DOCKER, IMAGE, LAB_LOCK, NIGHTLY, SPARKS, TAG, container, containers_on, exec_on, known_bad, lock,
+                    module_fleet, playbook, recap, run, serving)
+
+HOSTS = SPARKS  # both shared Sparks, one hardware group
+CANARY, OTHER = list(HOSTS)
 
 pytestmark = pytest.mark.lab
 
-GROUP_VARS = {
-    "inferops_become": False,
-    "lab_target_image": "inferops-lab/target:bookworm",
-    "lab_hardware": "gb10",
-    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
-    "container_toolkit_version": "1.17.8-1",
-    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
-    "server_registry_prefix": "127.0.0.1:5000",
-    "server_network_mode": "host",
-    "server_ready_timeout": 180,
-    "server_request_timeout": 60,
-    "preflight_disk_free_gib": 2,
-    "preflight_disk_free_gib_cached": 1,
-    "preflight_meminfo_path": "/etc/inferops-lab/meminfo",
-    "server_profile": "gb10-nvfp4-mtp-throughput",
-    "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
-}
-
-
-def run(args, check=True, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s"
-                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
-    return result
-
-
-def playbook(inventory, path, *extra, check=True):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
-    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
-               check=check, cwd=ROOT, env=env)
-
-
-def recap(output):
-    """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
-    found = {}
-    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M):
-        found[host] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
-    return found
-
-
-def exec_on(host, script, check=True):
-    return run([DOCKER, "exec", host, "bash", "-c", script], check=check)
-
-
-def container(host):
-    """Id, StartedAt and image reference of the serving container on ``host``."""
-    out = exec_on(host, "docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.Config.Image}}' inferops-serving")
-    cid, started, image = out.stdout.split()
-    return {"id": cid, "started": started, "image": image}
-
-
-def containers_on(host):
-    """Names of all containers on ``host``, running or not."""
-    return sorted(exec_on(host, "docker ps -a --format '{{.Names}}'").stdout.split())
-
-
-def serving(port, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2) as response:
-                if response.status == 200:
-                    return True
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.5)
-    return False
-
-
-def lock(inventory):
-    with open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["inferops_serving_image_lock"]["images"]
-
-
-def known_bad(inventory):
-    path = os.path.join(inventory, "group_vars", "all", "known_bad_images.yml")
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["inferops_known_bad_images"]
-
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the lab runs as root")
-    run([os.path.join(LAB, "lab.sh"), "up"])
-    original = run([NIGHTLY, "digest", TAG]).stdout.strip()
-    inventory = str(tmp_path_factory.mktemp("rollout-inventory"))
-    os.makedirs(os.path.join(inventory, "group_vars", "all"))
-    hosts = {"all": {"children": {"serving": {
-        "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {name: {"server_port": port} for name, port in HOSTS.items()}}}}}}}
-    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle)
-    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(GROUP_VARS, handle)
-    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
-                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
-    for name in HOSTS:
-        run([DOCKER, "rm", "-f", name], check=False)
-    try:
-        playbook(inventory, os.path.join(LAB, "fleet.yml"))
-        playbook(inventory, "site.yml")
+def fleet(shared_sparks, tmp_path_factory):
+    with module_fleet(shared_sparks, tmp_path_factory, "rollout", HOSTS) as inventory:
         yield inventory
-    finally:
-        run([NIGHTLY, "move", TAG, original], check=False)
-        for name in HOSTS:
-            run([DOCKER, "rm", "-f", name], check=False)
 
 
 def test_good_nightly_is_pinned_on_the_canary_then_rolled_out(fleet):
@@ -347,7 +242,7 @@ def image_id_on(host, reference):
 @pytest.fixture(scope="module")
 def mirrored(fleet):
     """Pin a digest the lock does not hold yet with both the mirror and the archive option."""
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+    with open(LAB_LOCK, encoding="utf-8") as handle:
         original = yaml.safe_load(handle)["inferops_serving_image_lock"]["images"][IMAGE]["digest"]
     new = run([NIGHTLY, "build", "0.19.3rc1.dev8"]).stdout.strip()
     target = original if lock(fleet)[IMAGE]["digest"] == new else new

@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Keep serving (issue 11): the host-side watchdog against the engine simulator's runtime faults.
 
-One simulated DGX Spark (GB10, unified memory, vLLM simulator, ``gb10-nvfp4-mtp-throughput``)
-made by tests/lab/fleet.yml from a temporary inventory and converged with site.yml, the
-watchdog probing every 5 s (deadline 2 s, budget 2 restarts per hour). Each fault is switched
-on by converging with the simulator's fault variables in the profile's env
-(``ENGINE_SIM_FAULT``, ``ENGINE_SIM_FAULT_AFTER_REQUESTS``: tests/lab/engine_sim/README.md), so
-no image is built. The watchdog's state file and textfile metrics are read on the host.
+The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111: GB10, unified
+memory, vLLM simulator, ``gb10-nvfp4-mtp-throughput``; made once per session by the first module
+needing it, tests/lab/labkit.py), taken with an inventory of this module's own and converged from
+it first (``labkit.module_fleet``, which also empties the watchdog's history), the watchdog probing
+every 5 s (deadline 2 s, budget 2 restarts per hour). Each fault is switched on by converging with
+the simulator's fault variables in the profile's env (``ENGINE_SIM_FAULT``,
+``ENGINE_SIM_FAULT_AFTER_REQUESTS``: tests/lab/engine_sim/README.md), so no image is built. The
+watchdog's state file and textfile metrics are read on the host.
 
 Tests run in file order on one fleet:
 
@@ -19,32 +21,36 @@ Tests run in file order on one fleet:
 * a crash loop stops after the budget, the host marked ``gave_up`` with the crash record, and
   no further restarts by the watchdog;
 * bad watchdog settings are refused before anything on the host changes.
+
+What it leaves on the host for the next module's start to undo: the host serving this
+module's deployment (PROFILE_ENV, the fast watchdog settings; still the crash-looping one when the
+bad-settings tests, whose ``healthy`` fixture converges it back, did not run), watchdog history
+(``gave_up``). The low MemAvailable is restored by its test.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = os.path.join(ROOT, "tests", "lab")
-DOCKER = "/usr/bin/docker"
-HOST, PORT = "wd-spark", 8131
+import labkit
+from labkit import SPARK_1, SPARKS, WATCHDOG_SERVICE, WATCHDOG_STATE, exec_on, module_fleet, playbook
+
+HOST = SPARK_1
+PORT = SPARKS[HOST]
 CONTAINER = "inferops-serving"
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
-STATE = "/var/lib/inferops-serving/watchdog-%s.json" % CONTAINER
+STATE = WATCHDOG_STATE
 TEXTFILE = "/var/lib/node_exporter/inferops_watchdog_%s.prom" % CONTAINER.replace("-", "_")
-SERVICE = "inferops-watchdog@%s.service" % CONTAINER
-MEMINFO = "/etc/inferops-lab/meminfo"
+SERVICE = WATCHDOG_SERVICE
+MEMINFO = labkit.MEMINFO
 INTERVAL, DEADLINE, BUDGET = 5, 2, 2
 # Detected and acted on within two intervals (plus the hung probe's deadline and a second of slack).
 WITHIN = 2 * INTERVAL + DEADLINE + 1
@@ -58,21 +64,7 @@ PROFILE_ARGS = {"host": "127.0.0.1"}
 # The simulator's fixed decode step of before its performance model (2 ms whatever the batch,
 # free prefill): this file's load and floors are sized for it, not for a GB10's ~24 tokens/s.
 PROFILE_ENV = {"ENGINE_SIM_TOKEN_LATENCY": "0.002"}
-GROUP_VARS = {
-    "inferops_become": False,
-    "lab_target_image": "inferops-lab/target:bookworm",
-    "lab_hardware": "gb10",
-    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
-    "container_toolkit_version": "1.17.8-1",
-    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
-    "server_registry_prefix": "127.0.0.1:5000",
-    "server_network_mode": "host",
-    "server_ready_timeout": 180,
-    "server_request_timeout": 60,
-    "preflight_disk_free_gib": 2,
-    "preflight_disk_free_gib_cached": 1,
-    "preflight_meminfo_path": MEMINFO,
-    "server_profile": "gb10-nvfp4-mtp-throughput",
+GROUP_VARS = dict(labkit.GROUP_VARS, **{
     "server_profile_overrides": {"args": PROFILE_ARGS, "env": PROFILE_ENV},
     "server_memory_wait_timeout": 120,
     "server_watchdog_interval": INTERVAL,
@@ -82,43 +74,25 @@ GROUP_VARS = {
     # With PROFILE_ENV the simulator decodes far faster than a GB10 (profile: 23.6 tokens/s single
     # stream); under the slow test's load it makes ~400 tokens/s, ~80 once slowed five-fold.
     "server_watchdog_slow_floor": 200,
-}
-
-
-def run(args, check=True, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s"
-                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
-    return result
-
-
-def playbook(inventory, path, *extra, check=True):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
-    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
-               check=check, cwd=ROOT, env=env)
-
-
-def exec_on(script, check=True):
-    return run([DOCKER, "exec", HOST, "bash", "-c", script], check=check)
+})
 
 
 def container():
-    out = exec_on("docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.State.Running}}' %s" % CONTAINER)
+    """Id, StartedAt and whether it runs, of the serving container."""
+    out = exec_on(HOST, "docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.State.Running}}' %s" % CONTAINER)
     cid, started, running = out.stdout.split()
     return {"id": cid, "started": started, "running": running == "true"}
 
 
 def watchdog_state():
-    out = exec_on("cat %s" % STATE, check=False)
+    out = exec_on(HOST, "cat %s" % STATE, check=False)
     return json.loads(out.stdout) if out.returncode == 0 and out.stdout.strip() else {}
 
 
 def textfile():
     """{metric name: value} of the watchdog's textfile, parsed with Prometheus' own parser."""
     values = {}
-    for family in text_string_to_metric_families(exec_on("cat %s" % TEXTFILE).stdout):
+    for family in text_string_to_metric_families(exec_on(HOST, "cat %s" % TEXTFILE).stdout):
         for sample in family.samples:
             key = sample.name + ("{outcome=%s}" % sample.labels["outcome"] if "outcome" in sample.labels else "")
             values[key] = sample.value
@@ -172,7 +146,7 @@ def converge(inventory, env=None, *extra, check=True):
 
 def fresh_watchdog():
     """A new budget and history: the tests share one host and one hour."""
-    exec_on("systemctl stop %s && rm -f %s && systemctl start %s" % (SERVICE, STATE, SERVICE))
+    labkit.reset_watchdog(HOST)
     wait_for(lambda: watchdog_state().get("records"), 30, what="the watchdog's first probe")
 
 
@@ -225,34 +199,14 @@ class Load(object):
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory):
-    if os.geteuid() != 0:
-        pytest.skip("the lab runs as root")
-    run([os.path.join(LAB, "lab.sh"), "up"])
-    inventory = str(tmp_path_factory.mktemp("watchdog-inventory"))
-    os.makedirs(os.path.join(inventory, "group_vars", "all"))
-    hosts = {"all": {"children": {"serving": {
-        "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {HOST: {"server_port": PORT}}}}}}}}
-    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle)
-    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(GROUP_VARS, handle)
-    with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"), encoding="utf-8") as src, \
-            open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), "w", encoding="utf-8") as dst:
-        dst.write(src.read())
-    run([DOCKER, "rm", "-f", HOST], check=False)
-    try:
-        playbook(inventory, os.path.join(LAB, "fleet.yml"))
-        playbook(inventory, "site.yml")
+def fleet(shared_sparks, tmp_path_factory):
+    with module_fleet(shared_sparks, tmp_path_factory, "watchdog", {HOST: PORT}, GROUP_VARS) as inventory:
         yield inventory
-    finally:
-        run([DOCKER, "rm", "-f", HOST], check=False)
 
 
 def test_watchdog_is_installed_and_idempotent(fleet):
-    assert exec_on("systemctl is-active %s" % SERVICE).stdout.strip() == "active"
-    config = json.loads(exec_on("cat /etc/inferops-serving/watchdog-%s.json" % CONTAINER).stdout)
+    assert exec_on(HOST, "systemctl is-active %s" % SERVICE).stdout.strip() == "active"
+    config = json.loads(exec_on(HOST, "cat /etc/inferops-serving/watchdog-%s.json" % CONTAINER).stdout)
     assert config["unified_memory"] is True and config["interval_s"] == INTERVAL
     assert config["urls"]["chat"] == "http://127.0.0.1:%d/v1/chat/completions" % PORT
     assert config["metrics"]["generation_tokens"] == "vllm:generation_tokens_total"
@@ -297,7 +251,9 @@ def test_wedged_engine_is_restarted_within_two_intervals_and_serves_again(fleet)
     assert serving(), "the restarted engine does not answer"
     assert container()["started"] != before["started"]
     assert textfile()["inferops_watchdog_wedges_total"] >= 1
-    journal = exec_on("journalctl -u %s -o cat --no-pager | grep '\"outcome\": \"wedged\"'" % SERVICE).stdout
+    # This wedge's lines only: the host is shared, its journal holds the modules' before it too.
+    journal = exec_on(HOST, "journalctl -u %s --since @%d -o cat --no-pager | grep '\"outcome\": \"wedged\"'"
+                      % (SERVICE, int(wedged_at))).stdout
     assert '"action": "restart"' in journal
 
 
@@ -305,7 +261,7 @@ def test_gb10_restart_waits_for_unified_memory(fleet):
     """The wedge fault is still armed (12 requests per engine start); MemAvailable is held low so
     the watchdog must stop the engine and wait before it starts a new one."""
     fresh_watchdog()
-    exec_on("cp %s /root/meminfo.saved && sed -i 's/^MemAvailable:.*/MemAvailable:   10485760 kB/' %s"
+    exec_on(HOST, "cp %s /root/meminfo.saved && sed -i 's/^MemAvailable:.*/MemAvailable:   10485760 kB/' %s"
             % (MEMINFO, MEMINFO))
     try:
         fire(12)
@@ -313,7 +269,7 @@ def test_gb10_restart_waits_for_unified_memory(fleet):
         time.sleep(15)
         assert not container()["running"], "started into memory that did not come back"
     finally:
-        exec_on("mv /root/meminfo.saved %s" % MEMINFO)
+        exec_on(HOST, "mv /root/meminfo.saved %s" % MEMINFO)
     assert serving(timeout=60)
     action = wait_for(lambda: restarts(watchdog_state()), 30, what="the restart record")[0]
     assert action["outcome"] == "wedged" and action["result"] == "started"

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The lab's shared simulated DGX Sparks, built once per pytest session (tests/lab/labkit.py)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import labkit
+
+
+@pytest.fixture(scope="session")
+def shared_sparks():
+    """``labkit.SharedSparks``: each of ``labkit.SPARKS`` is made (tests/lab/fleet.yml) and
+    converged (site.yml: the toolkit installed, the locked image pulled, the minutes a host costs)
+    once, by the start of the first module needing it, whichever module that is
+    (``labkit.module_fleet()``), and removed at the session's end, when the rolling tag is moved
+    back to the digest it had at the session's start."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab runs as root")
+    labkit.run([os.path.join(labkit.LAB, "lab.sh"), "up"])
+    original = labkit.tag_digest()
+    shared = labkit.SharedSparks()
+    try:
+        yield shared
+    finally:
+        labkit.run([labkit.NIGHTLY, "move", labkit.TAG, original], check=False)
+        shared.remove()

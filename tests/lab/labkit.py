@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the lab test modules that drive simulated DGX Sparks share: the shared hosts, their
+settings, and the helpers that run playbooks and look at a host.
+
+The hosts (``SPARKS``) are built once per pytest session, each by the start of the first module
+needing it, and removed at the session's end (``SharedSparks``, the ``shared_sparks`` fixture of
+tests/lab/conftest.py). Each module takes the ones it needs with ``module_fleet()``: an inventory
+of its own (its group_vars, its copy of the lab's lock, its known-bad file: inventory-side state
+stays per module) pointing at them, and a start that makes a host no module made yet (the
+minutes a host costs: its target container, the toolkit installed, the image pulled cold into
+vfs) and puts the others back in the state a new host had, whatever a module before it left:
+
+* tests/lab/fleet.yml from the module's inventory: a missing target container is created, a
+  stopped one started again, the simulated hardware files (``/etc/inferops-lab/gpu.json``,
+  ``meminfo``) are rewritten when they differ from ``lab_hardware`` (set-hardware is
+  idempotent), and Docker is waited for;
+* site.yml from the module's inventory: the module's deployment (its profile, overrides, watchdog
+  settings, lock) replaces whatever the host served (the product's own promise: a converge brings
+  the inventory's deployment back);
+* the watchdog's history (its state file: restarts within the hour, ``gave_up``) is emptied: a
+  converge keeps it by design (the restart budget spans converges), and a new host had none.
+
+At the module's end the rolling tag ``vllm/vllm-openai:cu130-nightly`` is moved back to the digest
+it had when the module started (the session moves it back to its own start's digest too).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAB = os.path.join(ROOT, "tests", "lab")
+DOCKER = "/usr/bin/docker"
+NIGHTLY = os.path.join(LAB, "nightly.sh")
+TAG = "cu130-nightly"
+IMAGE = "vllm/vllm-openai:" + TAG
+MEMINFO = "/etc/inferops-lab/meminfo"
+LAB_LOCK = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml")
+
+# The shared simulated DGX Sparks and their serving ports (811x: tests/lab/README.md's port plan).
+# Modules that need one host take the first.
+SPARKS = {"shared-spark-1": 8111, "shared-spark-2": 8112}
+SPARK_1, SPARK_2 = list(SPARKS)
+
+# The watchdog of the serving container (server_container_name's default) and its history.
+WATCHDOG_SERVICE = "inferops-watchdog@inferops-serving.service"
+WATCHDOG_STATE = "/var/lib/inferops-serving/watchdog-inferops-serving.json"
+
+# The settings every shared Spark needs in the lab (a container on one machine without GPUs);
+# a module adds its own on top (a copy: never change this dict).
+GROUP_VARS = {
+    "inferops_become": False,
+    "lab_target_image": "inferops-lab/target:bookworm",
+    "lab_hardware": "gb10",
+    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
+    "container_toolkit_version": "1.17.8-1",
+    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
+    "server_registry_prefix": "127.0.0.1:5000",
+    "server_network_mode": "host",
+    "server_ready_timeout": 180,
+    "server_request_timeout": 60,
+    "preflight_disk_free_gib": 2,
+    "preflight_disk_free_gib_cached": 1,
+    "preflight_meminfo_path": MEMINFO,
+    "server_profile": "gb10-nvfp4-mtp-throughput",
+    "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
+}
+
+
+def run(args, check=True, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s"
+                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
+    return result
+
+
+def playbook_env(**extra):
+    """The environment every playbook of these tests runs in: the repository's ansible.cfg and venv."""
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"], **extra)
+
+
+def playbook(inventory, path, *extra, check=True):
+    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
+               check=check, cwd=ROOT, env=playbook_env())
+
+
+def recap(output):
+    """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
+    found = {}
+    for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M):
+        found[host] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
+    return found
+
+
+def folded(output):
+    """The output with the YAML callback's line folding undone."""
+    return " ".join(output.split())
+
+
+def exec_on(host, script, check=True):
+    return run([DOCKER, "exec", host, "bash", "-c", script], check=check)
+
+
+def container(host):
+    """Id, StartedAt and image reference of the serving container on ``host``."""
+    out = exec_on(host, "docker inspect -f '{{.Id}} {{.State.StartedAt}} {{.Config.Image}}' inferops-serving")
+    cid, started, image = out.stdout.split()
+    return {"id": cid, "started": started, "image": image}
+
+
+def containers_on(host):
+    """Names of all containers on ``host``, running or not."""
+    return sorted(exec_on(host, "docker ps -a --format '{{.Names}}'").stdout.split())
+
+
+def serving(port, timeout=60):
+    """True once ``http://127.0.0.1:<port>/health`` answers 200 (within ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/health" % port, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def lock_text(inventory):
+    with open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def lock(inventory):
+    return yaml.safe_load(lock_text(inventory))["inferops_serving_image_lock"]["images"]
+
+
+def known_bad(inventory):
+    path = os.path.join(inventory, "group_vars", "all", "known_bad_images.yml")
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["inferops_known_bad_images"]
+
+
+def tag_digest():
+    """The digest the lab registry's rolling tag (``IMAGE``) points to now."""
+    return run([NIGHTLY, "digest", TAG]).stdout.strip()
+
+
+def write_inventory(directory, hosts, group_vars):
+    """An inventory in ``directory``: ``hosts`` ({name: server_port}) in the ``spark`` group of
+    ``serving``, reached with ``docker exec``, ``group_vars`` for ``serving``, and a copy of the
+    lab's lock (tests/lab/lab.sh up writes it). Returns ``directory``."""
+    os.makedirs(os.path.join(directory, "group_vars", "all"))
+    inventory = {"all": {"children": {"serving": {
+        "vars": {"ansible_connection": "community.docker.docker"},
+        "children": {"spark": {"hosts": {name: {"server_port": port} for name, port in hosts.items()}}}}}}}
+    with open(os.path.join(directory, "hosts.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(inventory, handle)
+    with open(os.path.join(directory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(group_vars, handle)
+    shutil.copy(LAB_LOCK, os.path.join(directory, "group_vars", "all", "image_lock.yml"))
+    return directory
+
+
+def reset_watchdog(host):
+    """Empty the watchdog's history on ``host`` (what a new host has): stop it, drop its state file, start it."""
+    exec_on(host, "systemctl stop %s && rm -f %s && systemctl start %s" % (WATCHDOG_SERVICE, WATCHDOG_STATE,
+                                                                           WATCHDOG_SERVICE))
+
+
+class SharedSparks:
+    """The session's shared Sparks: which are built, which to remove at the session's end."""
+
+    def __init__(self):
+        self.built = []  # made and converged by a module's start
+        self.made = []  # every host a module's start began to make: what the session's end removes
+
+    def claim(self, hosts):
+        """The ``hosts`` not built yet, for the caller's fleet.yml to make: an old container of
+        the same name (an interrupted session's) is removed first."""
+        new = [host for host in hosts if host not in self.built]
+        for host in new:
+            run([DOCKER, "rm", "-f", host], check=False)
+            if host not in self.made:
+                self.made.append(host)
+        return new
+
+    def remove(self):
+        for host in self.made:
+            run([DOCKER, "rm", "-f", host], check=False)
+
+
+@contextlib.contextmanager
+def module_fleet(shared, tmp_path_factory, name, hosts, group_vars=None):
+    """A module's hold on the shared Sparks (``shared``: the ``shared_sparks`` fixture): an
+    inventory of the module's own for ``hosts`` ({name: port}, a subset of ``SPARKS``) with
+    ``group_vars`` (``GROUP_VARS`` when not given), fleet.yml and site.yml from it (which make
+    and converge a host no module made yet, and converge back the others: see the module
+    docstring); yields the inventory's path. At the end the rolling tag is moved back."""
+    unknown = sorted(host for host, port in hosts.items() if SPARKS.get(host) != port)
+    assert not unknown, "not shared Sparks with their shared ports: %s (labkit.SPARKS)" % unknown
+    new = shared.claim(hosts)
+    original = tag_digest()
+    inventory = write_inventory(str(tmp_path_factory.mktemp(name + "-inventory")), hosts,
+                                GROUP_VARS if group_vars is None else group_vars)
+    try:
+        playbook(inventory, os.path.join(LAB, "fleet.yml"))
+        playbook(inventory, "site.yml")
+        shared.built.extend(new)
+        for host in hosts:
+            reset_watchdog(host)
+        yield inventory
+    finally:
+        run([NIGHTLY, "move", TAG, original], check=False)
