@@ -71,8 +71,8 @@ def table(summary_, deployment=None):
 def level(summary_, concurrency, results=None):
     """One level's figures as plain numbers (the means), the shape _bench.choose and _bench.gate
     take: ``{concurrency, output_tok_s, ttft_p50_s, ..., acceptance_per_pos, accept_length,
-    runs}``. ``accept_length`` (SGLang) is not in the summary: it is the mean over the summary's
-    runs, read from ``results`` when given."""
+    runs}``. ``accept_length`` (SGLang) is the summary's mean; a summary written without it (before
+    summarise read it) takes the mean over the summary's runs from ``results`` when given."""
     try:
         concurrency = int(concurrency)
     except (TypeError, ValueError):
@@ -89,7 +89,7 @@ def level(summary_, concurrency, results=None):
             figures[name] = entry[name]["mean"]
     if isinstance(entry.get("acceptance_per_pos"), dict):
         figures["acceptance_per_pos"] = list(entry["acceptance_per_pos"]["mean"])
-    if results is not None:
+    if results is not None and "accept_length" not in figures:
         lengths = [item["accept_length"] for run in _runs(results) if run.get("run") in figures["runs"]
                    for item in run.get("levels", [])
                    if item.get("concurrency") == concurrency and item.get("accept_length") is not None]
