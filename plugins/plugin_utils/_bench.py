@@ -285,6 +285,32 @@ def advise_k(acceptance_per_pos, tok_s_by_k=None, draft_cost=DRAFT_COST):
                       % (k, k, 100 * draft_cost, " / ".join("%.2f" % rate for rate in rates))}
 
 
+def acceptance_from_accept_lengths(lengths_by_k):
+    """Per-position acceptance from SGLang's accept lengths measured at k = 1, 2, ..., K.
+
+    SGLang exports no per-position counter, only ``sglang:spec_accept_length``: tokens per verify
+    step, ``L_k = 1 + a_0 + ... + a_{k-1}`` with ``a_i`` the unconditional acceptance of draft
+    position i. With chain drafting (``--speculative-eagle-topk 1``, draft tokens = steps + 1, as
+    overlay() writes) a position's draft does not depend on how many follow it, so the lengths of
+    a k sweep give each position: ``a_0 = L_1 - 1``, ``a_i = L_{i+1} - L_i`` (clamped to 0-1: two
+    sweeps' noise). Seed 002's EAGLE, 3.2 tokens per step at k=3, is the sum of three such rates.
+
+    ``lengths_by_k``: ``{k: accept length}``; the k values must run 1..K without a gap (a rate
+    needs its neighbour). Returns the rates, or None when they cannot be derived.
+    """
+    try:
+        lengths = {int(k): _number(value, "accept length at k=%s" % k) for k, value in (lengths_by_k or {}).items()}
+    except (TypeError, ValueError) as exc:
+        raise BenchError("lengths_by_k: %s; expected {k: accept length}" % exc)
+    if not lengths or sorted(lengths) != list(range(1, max(lengths) + 1)):
+        return None
+    rates, previous = [], 1.0
+    for k in range(1, max(lengths) + 1):
+        rates.append(min(max(lengths[k] - previous, 0.0), 1.0))
+        previous = lengths[k]
+    return rates
+
+
 def _bounds(objective):
     if not isinstance(objective, dict) or not objective:
         raise BenchError("objective: got %r; expected limits such as {ttft_p99_s: 4.0, itl_p99_ms: 150}"

@@ -272,3 +272,15 @@ def test_level_metrics_reads_acceptance_per_position_and_kv_usage():
                       "generation_tokens": None}
     # No drafts over the level (speculation off): no acceptance to read.
     assert b.level_metrics(VLLM_METRICS_AFTER, VLLM_METRICS_AFTER, METRICS["vllm"])["acceptance_per_pos"] is None
+
+
+def test_acceptance_from_accept_lengths_needs_every_k_from_one():
+    assert b.acceptance_from_accept_lengths({1: 1.9, 2: 2.65, 3: 3.2}) == pytest.approx([0.9, 0.75, 0.55])
+    assert b.acceptance_from_accept_lengths({"2": 2.65, "1": 1.9}) == pytest.approx([0.9, 0.75])
+    # A later length below an earlier one (two sweeps' noise) is a rate of 0, never negative.
+    assert b.acceptance_from_accept_lengths({1: 1.9, 2: 1.85}) == pytest.approx([0.9, 0.0])
+    assert b.acceptance_from_accept_lengths({2: 2.65, 3: 3.2}) is None  # no k=1: position 0 unknown
+    assert b.acceptance_from_accept_lengths({1: 1.9, 3: 3.2}) is None
+    assert b.acceptance_from_accept_lengths({}) is None
+    with pytest.raises(b.BenchError, match="accept length at k=1: got 'long'"):
+        b.acceptance_from_accept_lengths({1: "long"})
