@@ -115,8 +115,12 @@ def test_sweep_plan_defaults_follow_the_seeds():
     assert lg.sweep_plan("chat")["levels"] == [1, 4, 8, 16, 32]
     assert lg.sweep_plan("chat")["duration_s"] == 180
     burst = lg.sweep_plan("burst")
-    assert (burst["isl"], burst["osl"], burst["requests"], burst["duration_s"], burst["levels"]) == (
-        200, 200, 500, None, [500])
+    assert (burst["isl"], burst["osl"], burst["osl_stddev"], burst["requests"], burst["duration_s"],
+            burst["levels"]) == (200, 96, 57, 500, None, [500])
+    argv = lg.aiperf_argv("aiperf", burst, 500, "u", "m", "t", "d")
+    assert argv[argv.index("--osl") + 1:argv.index("--osl") + 4] == ["96", "--osl-stddev", "57"]
+    chat = lg.aiperf_argv("aiperf", lg.sweep_plan("chat"), 4, "u", "m", "t", "d")
+    assert chat[chat.index("--osl-stddev") + 1] == "0"
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -230,3 +234,17 @@ def test_first_request_error_from_real_records():
     assert lg.first_request_error(records) == "404 Not Found: The model `no-such-model` does not exist."
     assert lg.first_request_error("") is None
     assert lg.first_request_error('{"metadata": {}, "metrics": {"x": 1}}\nnot json\n') is None
+
+
+def test_api_key_from_stdin_or_a_variable_refuses_an_empty_one_naming_its_source():
+    secret = "sk-stdin-test-91c2"
+    assert lg.api_key(secret + "\n") == secret  # the command module's stdin adds a newline
+    assert lg.api_key(secret + "\nignored\n", {"VLLM_API_KEY": "other"}, "VLLM_API_KEY") == secret
+    assert lg.api_key(None, {"VLLM_API_KEY": secret}, "VLLM_API_KEY") == secret
+    assert lg.api_key(None, {"VLLM_API_KEY": secret}) is None  # no source asked for: no key
+    for stdin, env, name, needle in (("\n", {}, None, "--api-key-stdin: the first line of standard input is empty"),
+                                     ("", {}, None, "--api-key-stdin"),
+                                     (None, {"VLLM_API_KEY": " "}, "VLLM_API_KEY",
+                                      "--api-key-env VLLM_API_KEY names an empty or unset environment variable")):
+        with pytest.raises(lg.LoadgenError, match=needle.replace("-", r"\-")):
+            lg.api_key(stdin, env, name)
