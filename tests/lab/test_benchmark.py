@@ -33,6 +33,14 @@ column (the profile's prose figures) therefore reads SCALE times lower than the 
 The HTTP and load generator's own latencies are not scaled (milliseconds against TTFTs of ~0.5-1.2 s
 at SCALE 8): they make the compressed figures very slightly worse, never better.
 
+Checked outside the lab on this 2-core machine (a CI run beside it), with the simulator as a local
+process (seed 000's throughput launch, max-num-seqs 32, SCALE 8) and scripts/run-loadgen, one run a
+level, figures in model time: 20 s levels (160 model s) gave 23.3 tok/s at 1 (seed 000: 23.6), 94.1 at
+16 (99.6), 130.5 at 32 (131.3), KV 67.2 % at 32, acceptance 0.67 / 0.36; median TTFT 4.86 s at 16 and
+10.54 s at 32 (the tune bound 8.5 s between them); at concurrency 4 with 15 s levels 48.1 tok/s (47.1),
+46.2 with the 5 % slower nightly's fault (-4.0 %: accepted), 31.3 with the 30 % one (-35 %: refused);
+about 45 s a level with AIPerf's start.
+
 Environment: INFEROPS_LAB_BENCH_TIME_SCALE (default 8; 1 runs the model at its real speed, about an
 hour), INFEROPS_LAB_BENCH_SECONDS (model seconds per benchmark level, default 160). The load generator
 (AIPerf, .venv-loadgen) is created by scripts/loadgen-env on first use (3-5 minutes; cached after).
