@@ -42,7 +42,8 @@ lab-down:
 ## with the pinned load generator (.venv-loadgen, scripts/loadgen-env) against the engine simulator
 bench: lab-fleet
 	scripts/loadgen-env
-	INFEROPS_BENCH_LEVELS=1,4,8,16,32 INFEROPS_BENCH_RUNS=3 INFEROPS_BENCH_SECONDS=30 pytest tests/bench -m bench -q -s
+	INFEROPS_BENCH_LEVELS=1,4,8,16,32 INFEROPS_BENCH_RUNS=3 INFEROPS_BENCH_SECONDS=30 \
+	  INFEROPS_BENCH_BURST_REQUESTS=500 INFEROPS_BENCH_BURST_TIME_SCALE=0.1 pytest tests/bench -m bench -q -s
 	python benchmarks/backend_assert_bench.py
 	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
 	python benchmarks/noop_converge_bench.py

@@ -22,7 +22,11 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._deployment impor
 # Figures of one concurrency level, as a load generator reports them (seed 000: guidellm 0.6.0;
 # seed 002: bench_serving). Optional ones are summarised when every used run has them.
 LEVEL_FIGURES = ("output_tok_s", "ttft_p50_s", "ttft_p99_s", "itl_p50_ms", "itl_p99_ms", "requests_per_s")
-OPTIONAL_FIGURES = ("kv_cache_usage",)
+# accept_length: SGLang's speculative acceptance, the gauge sglang:spec_accept_length (SGLang 0.5.4
+# srt/metrics/collector.py; set by srt/managers/scheduler_metrics_mixin.py every decode log interval
+# to (accepted draft tokens + verify steps) / verify steps: tokens per step, the bonus token included).
+# SGLang exports no per-position counter; vLLM's per-position rates are acceptance_per_pos.
+OPTIONAL_FIGURES = ("kv_cache_usage", "accept_length")
 # Upper bounds a latency objective may set (choose()); "min_<figure>" sets a lower bound.
 OBJECTIVE_FIGURES = LEVEL_FIGURES + OPTIONAL_FIGURES
 # Seed 000 s.1: a draft token costs 9.3 ms on a 65.3 ms base step (k=2 24.2 vs k=3 23.5 tok/s
@@ -102,12 +106,14 @@ def summarise(runs):
     the run with the lowest ``run`` number is a warm-up and is dropped; with fewer, every run
     counts and ``warmup_dropped`` is False (report that the figures include a cold run). The
     standard deviation is the sample one (n - 1): seed 002's R2 3,232 and R3 3,198 give
-    3,215 +- 24. ``kv_cache_usage`` and ``acceptance_per_pos`` are summarised when every run
-    that has the level reports them (per position for the latter).
+    3,215 +- 24. ``kv_cache_usage``, ``accept_length`` (SGLang's mean tokens per speculative step,
+    ``sglang:spec_accept_length``) and ``acceptance_per_pos`` (vLLM's, per draft position) are
+    summarised when every run that has the level reports them.
 
     ``runs``: ``[{"run": 1, "levels": [{"concurrency": 4, "output_tok_s": 47.7, "ttft_p50_s": ...,
     "ttft_p99_s": ..., "itl_p50_ms": ..., "itl_p99_ms": ..., "requests_per_s": ...,
-    "kv_cache_usage": 0.076, "acceptance_per_pos": [0.67, 0.36]}, ...]}, ...]``.
+    "kv_cache_usage": 0.076, "acceptance_per_pos": [0.67, 0.36]}, ...]}, ...]`` (SGLang:
+    ``"accept_length": 3.2`` instead of ``acceptance_per_pos``).
     """
     if not isinstance(runs, list) or not runs:
         raise BenchError("runs: got %r; expected a non-empty list of {run, levels}" % (runs,))
@@ -187,13 +193,28 @@ def _pm(figure, digits):
     return "%.*f" % (digits, figure["mean"])
 
 
+def _acceptance_text(level):
+    """A level's speculative acceptance for the table: vLLM's per-position rates ("0.67 / 0.36"),
+    SGLang's accept length ("3.20 tokens/step"), or "-"."""
+    positions = level.get("acceptance_per_pos")
+    if positions:
+        return " / ".join("%.2f" % rate for rate in positions["mean"])
+    if level.get("accept_length"):
+        return "%s tokens/step" % _pm(level["accept_length"], 2)
+    return "-"
+
+
 def markdown_table(summary, measured=None):
-    """One row per level: mean +- std of each figure, and beside it the profile's measured
+    """One row per level: mean +- std of each figure (the speculative acceptance when the engine
+    reports it), and beside it the profile's measured
     output tok/s and TTFT at that level with the relative difference (``measured``: the output
     of measured_levels(), ``{concurrency: {"output_tok_s", "ttft_s"}}``)."""
     measured = measured or {}
     header = ["concurrency", "output tok/s", "TTFT p50 s", "TTFT p99 s", "ITL p50 ms", "ITL p99 ms",
               "req/s", "KV cache"]
+    speculative = any(level.get("acceptance_per_pos") or level.get("accept_length") for level in summary["levels"])
+    if speculative:
+        header.append("spec acceptance")
     if measured:
         header += ["measured tok/s", "vs measured", "measured TTFT s"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -202,6 +223,8 @@ def markdown_table(summary, measured=None):
         row = [str(level["concurrency"]), _pm(level["output_tok_s"], 1), _pm(level["ttft_p50_s"], 2),
                _pm(level["ttft_p99_s"], 2), _pm(level["itl_p50_ms"], 0), _pm(level["itl_p99_ms"], 0),
                _pm(level["requests_per_s"], 2), ("%.1f %%" % (100 * kv["mean"])) if kv else "-"]
+        if speculative:
+            row.append(_acceptance_text(level))
         if measured:
             reference = measured.get(level["concurrency"], {})
             tok_s = reference.get("output_tok_s")
@@ -260,6 +283,32 @@ def advise_k(acceptance_per_pos, tok_s_by_k=None, draft_cost=DRAFT_COST):
             "reason": "k=%d: draft position %d is kept while its acceptance over the tokens per step "
                       "exceeds a draft's cost (%.0f %% of a step); acceptance %s"
                       % (k, k, 100 * draft_cost, " / ".join("%.2f" % rate for rate in rates))}
+
+
+def acceptance_from_accept_lengths(lengths_by_k):
+    """Per-position acceptance from SGLang's accept lengths measured at k = 1, 2, ..., K.
+
+    SGLang exports no per-position counter, only ``sglang:spec_accept_length``: tokens per verify
+    step, ``L_k = 1 + a_0 + ... + a_{k-1}`` with ``a_i`` the unconditional acceptance of draft
+    position i. With chain drafting (``--speculative-eagle-topk 1``, draft tokens = steps + 1, as
+    overlay() writes) a position's draft does not depend on how many follow it, so the lengths of
+    a k sweep give each position: ``a_0 = L_1 - 1``, ``a_i = L_{i+1} - L_i`` (clamped to 0-1: two
+    sweeps' noise). Seed 002's EAGLE, 3.2 tokens per step at k=3, is the sum of three such rates.
+
+    ``lengths_by_k``: ``{k: accept length}``; the k values must run 1..K without a gap (a rate
+    needs its neighbour). Returns the rates, or None when they cannot be derived.
+    """
+    try:
+        lengths = {int(k): _number(value, "accept length at k=%s" % k) for k, value in (lengths_by_k or {}).items()}
+    except (TypeError, ValueError) as exc:
+        raise BenchError("lengths_by_k: %s; expected {k: accept length}" % exc)
+    if not lengths or sorted(lengths) != list(range(1, max(lengths) + 1)):
+        return None
+    rates, previous = [], 1.0
+    for k in range(1, max(lengths) + 1):
+        rates.append(min(max(lengths[k] - previous, 0.0), 1.0))
+        previous = lengths[k]
+    return rates
 
 
 def _bounds(objective):

@@ -71,8 +71,8 @@ def table(summary_, deployment=None):
 def level(summary_, concurrency, results=None):
     """One level's figures as plain numbers (the means), the shape _bench.choose and _bench.gate
     take: ``{concurrency, output_tok_s, ttft_p50_s, ..., acceptance_per_pos, accept_length,
-    runs}``. ``accept_length`` (SGLang) is not in the summary: it is the mean over the summary's
-    runs, read from ``results`` when given."""
+    runs}``. ``accept_length`` (SGLang) is the summary's mean; a summary written without it (before
+    summarise read it) takes the mean over the summary's runs from ``results`` when given."""
     try:
         concurrency = int(concurrency)
     except (TypeError, ValueError):
@@ -89,7 +89,7 @@ def level(summary_, concurrency, results=None):
             figures[name] = entry[name]["mean"]
     if isinstance(entry.get("acceptance_per_pos"), dict):
         figures["acceptance_per_pos"] = list(entry["acceptance_per_pos"]["mean"])
-    if results is not None:
+    if results is not None and "accept_length" not in figures:
         lengths = [item["accept_length"] for run in _runs(results) if run.get("run") in figures["runs"]
                    for item in run.get("levels", [])
                    if item.get("concurrency") == concurrency and item.get("accept_length") is not None]
@@ -176,7 +176,8 @@ def tune(entries, objective, deployment, host=None):
     meeting the objective; then _bench.advise_k, from the measured tok/s of the k values at the
     chosen max-num-seqs that also met the objective (a smaller k within 2 % wins), and from the
     per-position acceptance of the deepest k measured there (the acceptance rule, reported
-    beside). The overlay (_bench.overlay) carries the advised k and the evidence.
+    beside; SGLang: the rates derived from its accept length at each k swept,
+    _bench.acceptance_from_accept_lengths). The overlay (_bench.overlay) carries the advised k and the evidence.
 
     Returns ``{met, message, choice, k_advice, overlay}``; ``overlay`` is None when nothing met it.
     """
@@ -205,6 +206,14 @@ def tune(entries, objective, deployment, host=None):
                       default=None)
         measured = _bench.advise_k(None, tok_s_by_k) if len(tok_s_by_k) > 1 else None
         by_acceptance = _bench.advise_k(deepest["acceptance_per_pos"]) if deepest else None
+        lengths = {entry["config"]["k"]: entry["accept_length"] for entry in sweep
+                   if entry["config"].get("max_num_seqs") == choice["max_num_seqs"]
+                   and entry["config"].get("k") is not None and entry.get("accept_length") is not None}
+        if by_acceptance is None and lengths:
+            # SGLang: no per-position counter; its accept lengths over the swept k give the rates.
+            rates = _bench.acceptance_from_accept_lengths(lengths)
+            if rates:
+                by_acceptance = dict(_bench.advise_k(rates), accept_length_by_k=lengths)
         advice = measured or by_acceptance
         if advice is not None and advice["k"] in tok_s_by_k:
             choice["k"] = advice["k"]

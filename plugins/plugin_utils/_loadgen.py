@@ -26,18 +26,26 @@ class LoadgenError(ValueError):
     """A sweep that cannot run as asked, or a generator report that cannot be read."""
 
 
-# Each workload: prompt and output tokens per request, how long a level lasts (seconds, or a fixed
-# number of requests), its default concurrency levels, warm-up requests (None: max(3, concurrency)),
-# and the seed it reproduces.
+# Each workload: prompt and output tokens per request (osl_stddev: AIPerf's --osl-stddev, a normal
+# truncated at 0 and rounded up; 0 is every request the same), how long a level lasts (seconds, or a
+# fixed number of requests), its default concurrency levels, warm-up requests (None: max(3,
+# concurrency)), and the seed it reproduces.
 WORKLOADS = {
-    "chat": {"isl": 512, "osl": 256, "duration_s": 180, "requests": None, "levels": [1, 4, 8, 16, 32], "warmup": None,
+    "chat": {"isl": 512, "osl": 256, "osl_stddev": 0, "duration_s": 180, "requests": None,
+             "levels": [1, 4, 8, 16, 32], "warmup": None,
              "source": "seed 000: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
                        "level; 1 stream 24.2 tok/s, 4 -> 47.7, 32 -> 131 (KV-bound)"},
-    # A burst warms up with seed 001's three requests, not a second burst of 500.
-    "burst": {"isl": 200, "osl": 200, "duration_s": None, "requests": 500, "levels": [500], "warmup": 3,
-              "source": "seed 002: burst of 500 prompts, 200 in / 200 out, all at once, --seed 1, 3 runs; "
-                        "R2-R3 3,215 tok/s"},
-    "long": {"isl": 16384, "osl": 200, "duration_s": 180, "requests": None, "levels": [1, 4], "warmup": None,
+    # A burst warms up with seed 001's three requests, not a second burst of 500. Its outputs are seed
+    # 002's: at most 200 asked, 50,722 generated over 500 requests (101.4 on average, "burst throughput is
+    # sensitive to output length"), so not 200 each (5,060 tok/s on the simulator's model instead of
+    # ~3,200): AIPerf's --osl 96 --osl-stddev 57 draws ~101.5 on average (the truncation at 0 and the
+    # rounding up add ~5.5), the spread of seed 002's lengths if spread evenly over 2..200 (std 57).
+    "burst": {"isl": 200, "osl": 96, "osl_stddev": 57, "duration_s": None, "requests": 500, "levels": [500],
+              "warmup": 3,
+              "source": "seed 002: burst of 500 prompts, 200 in / at most 200 out (~101 generated on average: "
+                        "50,722 tokens), all at once, --seed 1, 3 runs; R2-R3 3,215 tok/s"},
+    "long": {"isl": 16384, "osl": 200, "osl_stddev": 0, "duration_s": 180, "requests": None, "levels": [1, 4],
+             "warmup": None,
              "source": "seed 002: long context 16384 in / 200 out; seed 001: decode steady from 512 to 100K "
                        "tokens of context"},
 }
@@ -83,7 +91,8 @@ def sweep_plan(workload="chat", levels=None, runs=MIN_RUNS, duration_s=None, req
         duration_s = _positive_int("duration per level (seconds)", duration_s)
     else:
         duration_s, requests = shape["duration_s"], shape["requests"]
-    plan = {"workload": workload, "isl": shape["isl"], "osl": shape["osl"], "levels": levels, "runs": runs,
+    plan = {"workload": workload, "isl": shape["isl"], "osl": shape["osl"], "osl_stddev": shape["osl_stddev"],
+            "levels": levels, "runs": runs,
             "duration_s": duration_s, "requests": requests, "seed": int(seed), "source": shape["source"],
             "warmup_requests": shape["warmup"] if warmup_requests is None else _positive_int("warm-up requests",
                                                                                              warmup_requests)}
@@ -98,16 +107,68 @@ def warmup_for(plan, concurrency):
     return max(MIN_WARMUP_REQUESTS, int(concurrency))
 
 
-def aiperf_argv(aiperf, plan, concurrency, url, model, tokenizer, artifact_dir, api_key=None, ignore_eos=True):
-    """The ``aiperf profile`` command line of one level.
+# AIPerf 0.13.0 takes an endpoint's API key only as ``--api-key KEY`` on its command line: its CLI
+# reads no environment variable for it (OPENAI_API_KEY only rehydrates a key a run_config.json had
+# redacted), and ``${VAR}`` is substituted only inside a ``--config`` YAML, which must then hold the
+# whole benchmark (datasets, phases). A key in argv is readable by every user of the controller
+# (``ps``, /proc/PID/cmdline). So a keyed level runs AIPerf's CLI through this launcher: its argv
+# names the environment variable, not the key; it pops the key from its environment (so no child
+# inherits the variable) and hands it to the CLI in the process, sys.argv staying key-free (AIPerf
+# records its command line from sys.argv). AIPerf forwards it to its own subprocesses through their
+# environment (AIPERF_INJECTED_API_KEY, orchestrator/local_executor.py), never through argv.
+AIPERF_LAUNCHER = (
+    "import os, sys\n"
+    "name = sys.argv[1]\n"
+    "key = os.environ.pop(name, '')\n"
+    "if not key:\n"
+    "    sys.exit('run-loadgen: the environment variable %s holds no API key: export the endpoint key in it' % name)\n"
+    "sys.argv = ['aiperf'] + sys.argv[2:]\n"
+    "from aiperf.cli import app\n"
+    "sys.exit(app(sys.argv[1:] + ['--api-key', key]))\n")
+
+
+# The environment variable run-loadgen hands the key to the launcher in (its own, whatever the engine's
+# key variable is called: the launcher pops it, so no AIPerf process inherits it).
+LAUNCHER_KEY_ENV = "INFEROPS_LOADGEN_API_KEY"
+
+
+def api_key(stdin_text=None, env=None, env_name=None):
+    """The endpoint's API key for a sweep, from the first line of standard input (``stdin_text``:
+    playbooks/tasks/bench_sweep.yml hands it over there, as the command module's ``stdin``: Ansible's
+    ``environment`` would put it on the controller's ``sh -c`` command line) or from the environment
+    variable ``env_name`` (a person running run-loadgen); None without either. An empty one is an
+    error naming its source, never the key."""
+    if stdin_text is not None:
+        key = stdin_text.splitlines()[0].strip() if stdin_text.strip() else ""
+        if not key:
+            raise LoadgenError("--api-key-stdin: the first line of standard input is empty: pipe the endpoint's "
+                               "API key in (printf '%s\\n' \"$KEY\" | run-loadgen sweep --api-key-stdin ...)")
+        return key
+    if env_name:
+        key = (env or {}).get(env_name, "").strip()
+        if not key:
+            raise LoadgenError("--api-key-env %s names an empty or unset environment variable: export the "
+                               "endpoint's API key in it" % env_name)
+        return key
+    return None
+
+
+def aiperf_argv(aiperf, plan, concurrency, url, model, tokenizer, artifact_dir, api_key_env=None, ignore_eos=True,
+                python=None):
+    """The command line of one level: ``aiperf profile ...``.
 
     Output tokens are the engine's own counts (``--use-server-token-count``: reasoning tokens count,
     the client's tokenizer does not matter); ``ignore_eos`` makes every request produce ``osl``
     tokens, as the seeds' fixed-shape workloads (vLLM and SGLang both honour it).
+
+    With ``api_key_env`` (the name of the environment variable holding the endpoint's API key), the
+    key never enters a command line: ``python -c AIPERF_LAUNCHER <api_key_env> profile ...`` with
+    ``python`` the load generator's venv interpreter (the launcher's comment says why).
     """
     argv = [aiperf, "profile", "--model", model, "--url", url, "--endpoint-type", "chat", "--streaming",
             "--tokenizer", tokenizer, "--use-server-token-count",
-            "--isl", str(plan["isl"]), "--isl-stddev", "0", "--osl", str(plan["osl"]), "--osl-stddev", "0",
+            "--isl", str(plan["isl"]), "--isl-stddev", "0", "--osl", str(plan["osl"]),
+            "--osl-stddev", str(plan.get("osl_stddev", 0)),
             "--concurrency", str(concurrency), "--random-seed", str(plan["seed"]),
             "--warmup-request-count", str(warmup_for(plan, concurrency)),
             "--ui-type", "none", "--no-gpu-telemetry", "--no-server-metrics", "--artifact-dir", str(artifact_dir)]
@@ -117,8 +178,11 @@ def aiperf_argv(aiperf, plan, concurrency, url, model, tokenizer, artifact_dir, 
         argv += ["--benchmark-duration", str(plan["duration_s"])]
     if ignore_eos:
         argv += ["--extra-inputs", "ignore_eos:true"]
-    if api_key:
-        argv += ["--api-key", api_key]
+    if api_key_env:
+        if not python:
+            raise LoadgenError("an API key variable (%s) needs the load generator's python to launch AIPerf "
+                               "without the key on its command line" % api_key_env)
+        argv = [python, "-c", AIPERF_LAUNCHER, api_key_env] + argv[1:]
     return argv
 
 

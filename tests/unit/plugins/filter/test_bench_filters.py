@@ -198,3 +198,24 @@ def test_tune_with_one_k_says_so_and_what_the_acceptance_rule_suggests(spark):
     assert tuned["choice"] == {"max_num_seqs": 16, "k": 3}
     assert tuned["k_advice"]["reason"].startswith("k=3: the only k measured meeting the objective at max-num-seqs 16; "
                                                   "the acceptance rule suggests k=2")
+
+
+def test_tune_on_sglang_derives_k_advice_from_its_accept_lengths(g7e):
+    # SGLang exports only sglang:spec_accept_length (tokens per verify step). Swept at k = 1, 2, 3 with the
+    # simulator's g7e acceptance at temperature 1.0 (0.90 / 0.75 / 0.55: tests/lab/engine_sim perf.py),
+    # its lengths are 1.90, 2.65, 3.20 (seed 002's EAGLE: 3.2 at 3 steps).
+    entries = [{"config": {"max_num_seqs": 48, "k": k},
+                "level": level(48, tok_s, 2.9, accept_length=length)}
+               for k, tok_s, length in ((1, 2600.0, 1.90), (2, 3000.0, 2.65), (3, 3215.0, 3.20))]
+    tuned = _bench_tune(entries, {"ttft_p99_s": 4}, g7e, "lab-g7e")
+    advice = tuned["k_advice"]
+    assert tuned["choice"] == {"max_num_seqs": 48, "k": 3} and advice["measured"]["k"] == 3
+    by_length = advice["acceptance"]
+    assert [round(rate, 2) for rate in (step["acceptance"] for step in by_length["positions"])] == [0.9, 0.75, 0.55]
+    assert by_length["k"] == 3 and by_length["accept_length_by_k"] == {1: 1.90, 2: 2.65, 3: 3.20}
+    assert tuned["overlay"]["server_profile_overrides"]["args"] == {
+        "max-running-requests": 48, "speculative-num-steps": 3, "speculative-num-draft-tokens": 4}
+    # One k only: its length is a sum of rates, not a rate per position; no acceptance advice is made up.
+    alone = _bench_tune(entries[2:], {"ttft_p99_s": 4}, g7e)
+    assert alone["k_advice"]["acceptance"] is None
+    assert alone["k_advice"]["reason"] == "k=3: the only k measured meeting the objective at max-num-seqs 48"

@@ -2,9 +2,13 @@
 """Benchmark decisions (plugins/plugin_utils/_bench.py) on the field reports' own figures."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _bench as b
+from ansible_collections.inferops.serving.plugins.plugin_utils import _loadgen as loadgen
+from ansible_collections.inferops.serving.plugins.plugin_utils._engines import METRICS
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import apply_overrides, load_profile
 
@@ -50,6 +54,45 @@ def test_summarise_optional_figures_and_acceptance_per_position():
     assert first["acceptance_per_pos"]["mean"] == pytest.approx([0.69, 0.36, 0.16])
     assert first["kv_cache_usage"]["mean"] == pytest.approx(0.02) and first["output_tok_s"]["mean"] == 27.0
     assert summary["levels"][1]["runs"] == [4] and "kv_cache_usage" not in summary["levels"][1]
+
+
+def _loadgen_fixture(name):
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "loadgen", name)
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_summarise_reads_sglang_accept_length_from_its_real_gauge():
+    # SGLang 0.5.4's gauge as its scheduler exports it (fixture: its own definitions and labels), and
+    # the lab simulator's after a level: the deployment plan's metric name reads both.
+    assert METRICS["sglang"]["spec_accept_length"] == "sglang:spec_accept_length"
+    real = loadgen.engine_figures(METRICS["sglang"], "", _loadgen_fixture("sglang-0.5.4-spec-gauges.txt"))
+    assert real == {"kv_cache_usage": 0.0123, "accept_length": 3.2} and "acceptance_per_pos" not in real
+    simulated = loadgen.engine_figures(METRICS["sglang"], "", _loadgen_fixture("sglang-sim-metrics-after-c4.txt"))
+    runs = [{"run": 1, "levels": [level(500, 3267, **simulated)]},  # R1, the warm-up: 2.909
+            {"run": 2, "levels": [level(500, 3232, **real)]},
+            {"run": 3, "levels": [level(500, 3198, kv_cache_usage=0.0125, accept_length=3.1)]}]
+    summary = b.summarise(runs)
+    length = summary["levels"][0]["accept_length"]
+    assert length["mean"] == pytest.approx(3.15) and length["std"] == pytest.approx(0.0707, abs=1e-4)
+    row = b.markdown_table(summary).splitlines()[2]
+    assert "| spec acceptance |" in b.markdown_table(summary).splitlines()[0]
+    assert row.endswith("| 1.2 % | 3.15 ± 0.07 tokens/step |")
+    # The gate reads the summary's figure: accepted draft tokens per step 2.15 vs a baseline's 3.2 - 1.
+    verdict = b.gate({"concurrency": 500, "output_tok_s": 3215, "accept_length": 3.2},
+                     {"concurrency": 500, "output_tok_s": summary["levels"][0]["output_tok_s"],
+                      "accept_length": length})
+    assert verdict["accepted"] and verdict["candidate_accepted_per_step"] == pytest.approx(2.15)
+    # A run without the gauge (speculative decoding off): no accept length is made up for the level.
+    del runs[2]["levels"][0]["accept_length"]
+    assert "accept_length" not in b.summarise(runs)["levels"][0]
+    assert "spec acceptance" not in b.markdown_table(b.summarise(runs))
+
+
+def test_markdown_table_shows_vllm_acceptance_per_position():
+    runs = [{"run": run, "levels": [level(32, 131.0 + run, acceptance_per_pos=[0.67, 0.36])]} for run in (1, 2, 3)]
+    row = b.markdown_table(b.summarise(runs)).splitlines()[2]
+    assert row.endswith("| - | 0.67 / 0.36 |")
 
 
 @pytest.mark.parametrize("runs, needle", [
@@ -229,3 +272,15 @@ def test_level_metrics_reads_acceptance_per_position_and_kv_usage():
                       "generation_tokens": None}
     # No drafts over the level (speculation off): no acceptance to read.
     assert b.level_metrics(VLLM_METRICS_AFTER, VLLM_METRICS_AFTER, METRICS["vllm"])["acceptance_per_pos"] is None
+
+
+def test_acceptance_from_accept_lengths_needs_every_k_from_one():
+    assert b.acceptance_from_accept_lengths({1: 1.9, 2: 2.65, 3: 3.2}) == pytest.approx([0.9, 0.75, 0.55])
+    assert b.acceptance_from_accept_lengths({"2": 2.65, "1": 1.9}) == pytest.approx([0.9, 0.75])
+    # A later length below an earlier one (two sweeps' noise) is a rate of 0, never negative.
+    assert b.acceptance_from_accept_lengths({1: 1.9, 2: 1.85}) == pytest.approx([0.9, 0.0])
+    assert b.acceptance_from_accept_lengths({2: 2.65, 3: 3.2}) is None  # no k=1: position 0 unknown
+    assert b.acceptance_from_accept_lengths({1: 1.9, 3: 3.2}) is None
+    assert b.acceptance_from_accept_lengths({}) is None
+    with pytest.raises(b.BenchError, match="accept length at k=1: got 'long'"):
+        b.acceptance_from_accept_lengths({1: "long"})

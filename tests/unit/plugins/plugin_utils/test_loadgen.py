@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -113,8 +115,12 @@ def test_sweep_plan_defaults_follow_the_seeds():
     assert lg.sweep_plan("chat")["levels"] == [1, 4, 8, 16, 32]
     assert lg.sweep_plan("chat")["duration_s"] == 180
     burst = lg.sweep_plan("burst")
-    assert (burst["isl"], burst["osl"], burst["requests"], burst["duration_s"], burst["levels"]) == (
-        200, 200, 500, None, [500])
+    assert (burst["isl"], burst["osl"], burst["osl_stddev"], burst["requests"], burst["duration_s"],
+            burst["levels"]) == (200, 96, 57, 500, None, [500])
+    argv = lg.aiperf_argv("aiperf", burst, 500, "u", "m", "t", "d")
+    assert argv[argv.index("--osl") + 1:argv.index("--osl") + 4] == ["96", "--osl-stddev", "57"]
+    chat = lg.aiperf_argv("aiperf", lg.sweep_plan("chat"), 4, "u", "m", "t", "d")
+    assert chat[chat.index("--osl-stddev") + 1] == "0"
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -153,9 +159,51 @@ def test_aiperf_argv():
         "--benchmark-duration": "30", "--warmup-request-count": "8", "--tokenizer": "/tok",
         "--artifact-dir": "/out/run1-c8", "--extra-inputs": "ignore_eos:true"}
     assert "--use-server-token-count" in argv and "--streaming" in argv and "--api-key" not in argv
-    burst = lg.aiperf_argv("aiperf", lg.sweep_plan("burst"), 500, "u", "m", "t", "d", api_key="k", ignore_eos=False)
+    burst = lg.aiperf_argv("aiperf", lg.sweep_plan("burst"), 500, "u", "m", "t", "d", ignore_eos=False)
     assert burst[burst.index("--request-count") + 1] == "500" and "--benchmark-duration" not in burst
-    assert burst[burst.index("--api-key") + 1] == "k" and "--extra-inputs" not in burst
+    assert "--extra-inputs" not in burst
+
+
+def test_aiperf_argv_with_an_api_key_names_its_variable_never_the_key():
+    plan = lg.sweep_plan("chat", levels=[4], duration_s=5)
+    plain = lg.aiperf_argv("/v/bin/aiperf", plan, 4, "u", "m", "t", "d")
+    keyed = lg.aiperf_argv("/v/bin/aiperf", plan, 4, "u", "m", "t", "d", api_key_env="VLLM_API_KEY",
+                           python="/v/bin/python")
+    assert keyed[:4] == ["/v/bin/python", "-c", lg.AIPERF_LAUNCHER, "VLLM_API_KEY"]
+    assert keyed[4:] == plain[1:] and "--api-key" not in keyed
+    with pytest.raises(lg.LoadgenError, match="VLLM_API_KEY.*python"):
+        lg.aiperf_argv("a", plan, 4, "u", "m", "t", "d", api_key_env="VLLM_API_KEY")
+
+
+def _launch(tmp_path, env_name, env):
+    """Run AIPERF_LAUNCHER with a stand-in ``aiperf`` package on its path (the real one is in
+    .venv-loadgen; tests/bench runs it): its ``cli.app`` records the tokens, sys.argv and the
+    environment AIPerf would see."""
+    package = tmp_path / "aiperf"
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text(
+        "import json, os, sys\n"
+        "def app(tokens):\n"
+        "    print(json.dumps({'tokens': tokens, 'argv': sys.argv, 'env': dict(os.environ)}))\n"
+        "    return 0\n")
+    plain = lg.aiperf_argv("aiperf", lg.sweep_plan("chat", levels=[4], duration_s=5), 4, "u", "m", "t", "d")
+    argv = [sys.executable, "-c", lg.AIPERF_LAUNCHER, env_name] + plain[1:]
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60,
+                          env=dict(env, PYTHONPATH=str(tmp_path), PATH=os.environ.get("PATH", "")))
+
+
+def test_the_launcher_hands_the_key_to_aiperf_in_the_process_only(tmp_path):
+    secret = "sk-launch-test-5e1d"
+    done = _launch(tmp_path, "VLLM_API_KEY", {"VLLM_API_KEY": secret})
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["tokens"][-2:] == ["--api-key", secret] and seen["tokens"][0] == "profile"
+    assert secret not in json.dumps(seen["argv"]) and seen["argv"][:2] == ["aiperf", "profile"]
+    assert "VLLM_API_KEY" not in seen["env"]  # popped: no AIPerf subprocess inherits it
+    missing = _launch(tmp_path, "VLLM_API_KEY", {})
+    assert missing.returncode == 1 and "VLLM_API_KEY holds no API key" in missing.stderr
+    assert missing.stdout == ""
 
 
 def test_add_level_keeps_runs_in_order():
@@ -186,3 +234,17 @@ def test_first_request_error_from_real_records():
     assert lg.first_request_error(records) == "404 Not Found: The model `no-such-model` does not exist."
     assert lg.first_request_error("") is None
     assert lg.first_request_error('{"metadata": {}, "metrics": {"x": 1}}\nnot json\n') is None
+
+
+def test_api_key_from_stdin_or_a_variable_refuses_an_empty_one_naming_its_source():
+    secret = "sk-stdin-test-91c2"
+    assert lg.api_key(secret + "\n") == secret  # the command module's stdin adds a newline
+    assert lg.api_key(secret + "\nignored\n", {"VLLM_API_KEY": "other"}, "VLLM_API_KEY") == secret
+    assert lg.api_key(None, {"VLLM_API_KEY": secret}, "VLLM_API_KEY") == secret
+    assert lg.api_key(None, {"VLLM_API_KEY": secret}) is None  # no source asked for: no key
+    for stdin, env, name, needle in (("\n", {}, None, "--api-key-stdin: the first line of standard input is empty"),
+                                     ("", {}, None, "--api-key-stdin"),
+                                     (None, {"VLLM_API_KEY": " "}, "VLLM_API_KEY",
+                                      "--api-key-env VLLM_API_KEY names an empty or unset environment variable")):
+        with pytest.raises(lg.LoadgenError, match=needle.replace("-", r"\-")):
+            lg.api_key(stdin, env, name)
