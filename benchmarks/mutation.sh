@@ -43,6 +43,8 @@ cd "$work"
   echo "    -k"
   echo "    not 100_mb and not 50_mb"
 } > setup.cfg
+# each property test on 10 fixed examples per mutant (tests/conftest.py), not Hypothesis' 100 random ones
+export HYPOTHESIS_PROFILE=mutation
 mutmut run --max-children "$jobs" > run.log 2>&1 || { echo "mutmut run failed, see $work/run.log (MUTATION_KEEP=1 keeps it)"; tail -20 run.log; }
 mutmut results --all true > results.txt 2>&1 || mutmut results > results.txt 2>&1 || true
 total=$(grep -cE ': (killed|survived|no tests|timeout|suspicious|segfault|skipped|caught by type check)' results.txt || true)

@@ -48,6 +48,11 @@ BASE = p.load_profile("gb10-nvfp4-mtp-latency")
 ONE_LINE = TEXT.map(lambda text: CONTROL.sub("", text))
 
 
+# The examples per test come from the loaded Hypothesis profile: the default's 100, or 10 under
+# benchmarks/mutation.sh (tests/conftest.py).
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
 def _fields(text, env_name):
     nonempty = text.filter(bool)  # launch_spec itself refuses an empty model or image repository
     return st.fixed_dictionaries({
@@ -157,13 +162,13 @@ def check(fields):
     assert left == [], "the script created %s" % left
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@PROPERTY
 @given(_fields(TEXT, ENV_NAME))
 def test_any_string_in_any_field_runs_one_docker_run_with_the_spec_or_is_refused(fields):
     check(fields)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@PROPERTY
 @given(_fields(ONE_LINE, st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)))
 def test_single_line_strings_in_every_field_run_one_docker_run_with_the_spec(fields):
     check(fields)
