@@ -342,6 +342,14 @@ def test_known_bad_entry_without_a_digest_is_refused():
         lint_profile(LATENCY, known_bad=[{"signature": "x"}])
 
 
+def test_a_known_bad_file_with_an_entry_without_a_digest_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "known_bad_images.yml"
+    path.write_text("known_bad_images:\n  - signature: crash_under_soak\n", encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"^%s: entry \{'signature': 'crash_under_soak'\} needs a digest"
+                                           % str(path).replace(".", r"\.")):
+        load_known_bad(str(path))
+
+
 def test_format_findings_reads_as_one_line_each():
     lines = format_findings(findings_for(LATENCY, {"args": {"moe-backend": "flashinfer_trtllm"}}))
     assert lines and lines[0].startswith("ERROR [vllm-nvfp4-sm12x-moe-backend] ")
@@ -406,6 +414,11 @@ EXTRA = [
         "speculative_config": None, "spec-method": "mtp", "spec-tokens": 2}}, None, None),
     ("moe-env-without-flag", LATENCY, {"image": {"engine_version": "0.24.0"}, "args": {"moe-backend": None}},
      None, None),
+    # several unknown flags, each reported; vLLM spells '_' as '-'
+    ("unknown-flags-in-a-row", LATENCY, None, {"args": {"swap_space": 4, "max_num_seqz": 8, "zzzz-qqqq-xxxx": 1}},
+     None),
+    ("other-release-flags-in-a-row", LATENCY, None, {"args": {"swap_space": 4, "spec_method": "mtp",
+                                                                "zzzz-qqqq-xxxx": 1}}, None),
     ("no-digest-no-tag", LATENCY, {"image": {"digest": None, "tag": None}}, None, None),
 ]
 
