@@ -259,3 +259,56 @@ def test_lock_entry_carries_the_image_id_of_a_saved_archive():
     lock = {"images": {"vllm/vllm-openai:cu130-nightly": entry}}
     profile = p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock)
     assert profile["image"]["image_id"] == "sha256:" + "e" * 64
+
+
+PLAIN_NAME = ("expected a plain profile name (letters, digits, '_', '.', '-'; no '/', no '..', not a path), the "
+              "file name of profiles/<name>.yml without .yml")
+FALLBACK_LOCK_KEY = "vllm/vllm-openai:v0.17.1-cu130"
+
+
+@pytest.mark.parametrize("files, call, message", [
+    ({"list.yml": "- a\n"}, lambda d: p.load_profile("list", d), "profile file {d}/list.yml is not a mapping"),
+    ({"named.yml": "name: other\nengine: vllm\n"}, lambda d: p.load_profile("named", d),
+     "profile file {d}/named.yml declares name 'other'; rename the file or the name"),
+    ({"x.yml": "name: x\nargz: {}\nenv_vars: {}\n"}, lambda d: p.load_profile("x", d),
+     "profile {d}/x.yml has unknown keys argz, env_vars; allowed keys: name, extends, description, engine, hardware, "
+     "image, model, env, args, expect, measured, fallback"),
+    # the inventory's profile directory is listed too
+    ({"site-a.yml": "name: site-a\n"}, lambda d: p.load_profile("nope", d),
+     "unknown profile 'nope'; available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback, "
+     "gb10-nvfp4-mtp-latency, gb10-nvfp4-mtp-throughput, site-a"),
+    ({}, lambda d: p.load_profile("a/b", d), "profile: got the string 'a/b'; " + PLAIN_NAME),
+    ({"badext.yml": "name: badext\nextends: ../x\n"}, lambda d: p.load_profile("badext", d),
+     "profile badext: extends: got the string '../x'; " + PLAIN_NAME),
+    ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), ["args"]),
+     "profile overrides must be a mapping with keys among hardware, image, env, args, expect"),
+    ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), {"argz": 1, "bz": 2}),
+     "profile overrides have unknown keys argz, bz; allowed: hardware, image, env, args, expect, model"),
+    ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"), {"images": {FALLBACK_LOCK_KEY: "sha256:" + "a" * 64}}),
+     "lock entry for vllm/vllm-openai:v0.17.1-cu130 needs a digest"),
+    ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"),
+                                {"images": {FALLBACK_LOCK_KEY: {"engine_version": "0.17.1"}}}),
+     "lock entry for vllm/vllm-openai:v0.17.1-cu130 needs a digest"),
+])
+def test_profile_errors_name_the_file_or_key_and_the_fix(tmp_path, files, call, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(p.ProfileError) as err:
+        call([str(tmp_path)])
+    assert str(err.value) == message.format(d=tmp_path)
+
+
+def test_model_and_description_are_overridable():
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), {"model": "org/other", "description": "Site."})
+    assert (profile["model"], profile["description"]) == ("org/other", "Site.")
+
+
+def test_lock_entry_pins_the_engine_version_the_canary_printed():
+    lock = {"images": {FALLBACK_LOCK_KEY: {"digest": "sha256:" + "a" * 64, "engine_version": "0.17.1+cu130"}}}
+    assert p.resolve_profile("gb10-nvfp4-fallback", lock=lock)["image"]["engine_version"] == "0.17.1+cu130"
+
+
+def test_resolve_profile_reads_the_inventory_profile_dir(tmp_path):
+    (tmp_path / "site-a.yml").write_text("name: site-a\nextends: gb10-nvfp4-fallback\nmodel: org/site\n",
+                                         encoding="utf-8")
+    assert p.resolve_profile("site-a", dirs=[str(tmp_path)])["model"] == "org/site"
