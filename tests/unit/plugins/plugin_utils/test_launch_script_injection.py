@@ -241,3 +241,30 @@ def test_render_value_keeps_structured_values_on_one_line():
 def test_validate_spec_text_names_the_field(change, field):
     with pytest.raises(p.ProfileError, match=r"^launch script field %s" % field):
         p.validate_spec_text(dict(_spec(), **change), BASE)
+
+
+# The script's header comment is written from these profile fields; each is checked by its own name,
+# whether the profile holds it as a mapping entry or (hand-written) as the bare value.
+@pytest.mark.parametrize("delta, field", [
+    ({"name": "p\nq"}, "profile name"),
+    ({"engine": "vllm\nx"}, "engine"),
+    ({"hardware": {"platform": "gb10\nx"}}, "hardware.platform"),
+    ({"image": {"repository": "r\nx"}}, "image.repository"),
+    ({"image": {"tag": "t\nx"}}, "image.tag"),
+    ({"image": {"engine_version": "0.19\nx"}}, "image.engine_version"),
+    ({"measured": {"source": "s\nx"}}, "measured.source"),
+])
+def test_header_fields_are_refused_by_their_name(delta, field):
+    with pytest.raises(p.ProfileError, match=r"^launch script field %s: got the string " % re.escape(field)):
+        p.validate_spec_text(_spec(), p.overlay(BASE, delta))
+
+
+@pytest.mark.parametrize("key, value, field", [
+    ("hardware", "gb10\nx", "hardware.platform"),
+    ("image", "vllm/vllm-openai\nx", "image.repository"),
+    ("measured", "seed 000\nx", "measured.source"),
+])
+def test_a_header_field_given_as_a_bare_value_is_checked_too(key, value, field):
+    profile = dict(BASE, **{key: value})
+    with pytest.raises(p.ProfileError, match=r"^launch script field %s: got the string " % re.escape(field)):
+        p.validate_spec_text(_spec(), profile)

@@ -312,3 +312,17 @@ def test_resolve_profile_reads_the_inventory_profile_dir(tmp_path):
     (tmp_path / "site-a.yml").write_text("name: site-a\nextends: gb10-nvfp4-fallback\nmodel: org/site\n",
                                          encoding="utf-8")
     assert p.resolve_profile("site-a", dirs=[str(tmp_path)])["model"] == "org/site"
+
+
+def test_a_loaded_profile_carries_its_name_not_its_parent(tmp_path):
+    (tmp_path / "site-b.yml").write_text("name: site-b\nextends: gb10-nvfp4-fallback\n", encoding="utf-8")
+    profile = p.load_profile("site-b", dirs=[str(tmp_path)])
+    assert profile["name"] == "site-b" and "extends" not in profile
+
+
+def test_extends_cycle_message_names_the_whole_chain(tmp_path):
+    (tmp_path / "a.yml").write_text("name: a\nextends: b\n")
+    (tmp_path / "b.yml").write_text("name: b\nextends: a\n")
+    with pytest.raises(p.ProfileError) as err:
+        p.load_profile("a", dirs=[str(tmp_path)])
+    assert str(err.value) == "profile 'a' extends itself through a -> b -> a"
