@@ -268,3 +268,11 @@ def test_a_header_field_given_as_a_bare_value_is_checked_too(key, value, field):
     profile = dict(BASE, **{key: value})
     with pytest.raises(p.ProfileError, match=r"^launch script field %s: got the string " % re.escape(field)):
         p.validate_spec_text(_spec(), profile)
+
+
+def test_the_quoting_itself_refuses_a_nul_which_no_shell_word_can_carry():
+    # launch_script refuses it earlier (a control character); _q is the last guard for any other caller
+    with pytest.raises(p.ProfileError) as err:
+        p._q("a\x00b")
+    assert str(err.value) == "a launch script word contains a NUL character: 'a\\\\0b'"
+    assert p._q("a b") == "'a b'" and p._q("ab") == "ab"
