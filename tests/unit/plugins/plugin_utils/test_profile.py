@@ -2,6 +2,7 @@
 """Profiles render to the seeds' launch commands, flag for flag; overrides and pins behave."""
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -326,3 +327,55 @@ def test_extends_cycle_message_names_the_whole_chain(tmp_path):
     with pytest.raises(p.ProfileError) as err:
         p.load_profile("a", dirs=[str(tmp_path)])
     assert str(err.value) == "profile 'a' extends itself through a -> b -> a"
+
+
+SPEC_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "launch_spec_gb10-nvfp4-fallback.json")
+
+
+def test_launch_spec_is_exactly_the_reviewed_one():
+    # Running containers carry this spec's digests as labels: any change to the spec (or to how the
+    # digests are computed) replaces every container on the next converge, so it changes only on purpose.
+    # Rewrite the fixture from launch_spec with the options below after such a change and read the diff.
+    spec = p.launch_spec(p.load_profile("gb10-nvfp4-fallback"), {
+        "name": "srv", "registry_prefix": "127.0.0.1:5000", "engine_cache_dir": "/var/cache/inferops",
+        "env_file": "/etc/inferops-serving/srv.env", "labels": {"team": "a"}, "log_max_file": 5})
+    with open(SPEC_FIXTURE, encoding="utf-8") as handle:
+        assert spec == json.load(handle)
+    assert p.argv_digest(p.load_profile("gb10-nvfp4-fallback")) == \
+        "3703be0c6814e4c75c2c251da064140beb34cf35418e6561cc6bbf7a5ca6d823"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda pr: p.container_argv(dict(pr, engine="tgi")),
+     "profile gb10-nvfp4-fallback: engine 'tgi' is not one of sglang, vllm"),
+    (lambda pr: p.container_argv(dict(pr, model=None)), "profile gb10-nvfp4-fallback has no model"),
+    (lambda pr: p.image_ref(dict(pr, image={"tag": "x"})), "profile gb10-nvfp4-fallback has no image.repository"),
+    (lambda pr: p.launch_spec(pr, {"network_mode": "none"}), "network_mode must be bridge or host, not 'none'"),
+    (lambda pr: p.launch_spec(pr, {"netwrok_mode": "host", "zz": 1}),
+     "unknown launch options netwrok_mode, zz; allowed: engine_cache_dir, env_file, extra_volumes, labels, "
+     "log_max_file, log_max_size, model_cache_dir, name, network_mode, port, registry_prefix, restart_retries, "
+     "secret_env"),
+])
+def test_launch_errors_name_the_profile_and_the_fix(call, message):
+    with pytest.raises(p.ProfileError) as err:
+        call(p.load_profile("gb10-nvfp4-fallback"))
+    assert str(err.value) == message
+
+
+def test_image_ref_adds_one_slash_after_the_registry_and_defaults_the_tag():
+    profile = p.overlay(p.load_profile("gb10-nvfp4-fallback"), {"image": {"tag": None}})
+    assert p.image_ref(profile, "reg:5000/") == "reg:5000/vllm/vllm-openai:latest"
+    assert p.image_ref(profile) == "vllm/vllm-openai:latest"
+
+
+def test_extends_merges_args_by_flag_identity_and_replaces_other_mappings(tmp_path):
+    (tmp_path / "site-c.yml").write_text(
+        "name: site-c\nextends: gb10-nvfp4-fallback\ndescription: null\nfallback: null\n"
+        "measured: {by: site}\nargs:\n  max_num_seqs: 16\n", encoding="utf-8")
+    profile = p.load_profile("site-c", dirs=[str(tmp_path)])
+    assert profile["args"]["max-num-seqs"] == 16 and "max_num_seqs" not in profile["args"]
+    assert list(profile["args"]).index("max-num-seqs") == list(p.load_profile("gb10-nvfp4-fallback")["args"]).index(
+        "max-num-seqs")
+    assert profile["measured"] == {"by": "site"}  # not an overlay key: replaced whole
+    assert "description" not in profile  # a null deletes the key
+    assert "fallback" in profile and profile["fallback"] is None  # except fallback: null means "none"
