@@ -370,12 +370,26 @@ def test_image_ref_adds_one_slash_after_the_registry_and_defaults_the_tag():
 
 def test_extends_merges_args_by_flag_identity_and_replaces_other_mappings(tmp_path):
     (tmp_path / "site-c.yml").write_text(
-        "name: site-c\nextends: gb10-nvfp4-fallback\ndescription: null\nfallback: null\n"
+        "name: site-c\nextends: gb10-nvfp4-mtp-latency\ndescription: null\nfallback: null\n"
         "measured: {by: site}\nargs:\n  max_num_seqs: 16\n", encoding="utf-8")
     profile = p.load_profile("site-c", dirs=[str(tmp_path)])
     assert profile["args"]["max-num-seqs"] == 16 and "max_num_seqs" not in profile["args"]
-    assert list(profile["args"]).index("max-num-seqs") == list(p.load_profile("gb10-nvfp4-fallback")["args"]).index(
+    assert list(profile["args"]).index("max-num-seqs") == list(p.load_profile("gb10-nvfp4-mtp-latency")["args"]).index(
         "max-num-seqs")
     assert profile["measured"] == {"by": "site"}  # not an overlay key: replaced whole
     assert "description" not in profile  # a null deletes the key
     assert "fallback" in profile and profile["fallback"] is None  # except fallback: null means "none"
+
+
+def test_overlay_matches_flags_by_the_engine_of_the_profile_being_built():
+    # the base's own spelling is matched too (a hand-written profile may use underscores)
+    assert p.overlay({"engine": "vllm", "args": {"max_num_seqs": 1}}, {"args": {"max-num-seqs": 2}}) == \
+        {"engine": "vllm", "args": {"max_num_seqs": 2}}
+    # a child that switches to SGLang: '_' and '-' are different flags there
+    changed = p.overlay({"engine": "vllm", "args": {"max-num-seqs": 1}}, {"engine": "sglang", "args": {"max_num_seqs": 2}})
+    assert changed["args"] == {"max-num-seqs": 1, "max_num_seqs": 2}
+
+
+def test_engine_cache_dir_keeps_its_own_name():
+    spec = p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"), {"engine_cache_dir": "/srv/cacheX/"})
+    assert all(v.startswith("/srv/cacheX/") for v in spec["volumes"][1:]) and len(spec["volumes"]) > 1
