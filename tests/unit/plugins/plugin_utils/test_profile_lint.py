@@ -417,8 +417,8 @@ EXTRA = [
     # several unknown flags, each reported; vLLM spells '_' as '-'
     ("unknown-flags-in-a-row", LATENCY, None, {"args": {"swap_space": 4, "max_num_seqz": 8, "zzzz-qqqq-xxxx": 1}},
      None),
-    ("other-release-flags-in-a-row", LATENCY, None, {"args": {"swap_space": 4, "spec_method": "mtp",
-                                                                "zzzz-qqqq-xxxx": 1}}, None),
+    ("other-release-flags-in-a-row", LATENCY, None,
+     {"args": {"swap_space": 4, "spec_method": "mtp", "zzzz-qqqq-xxxx": 1}}, None),
     ("no-reasoning-parser", LATENCY, {"args": {"reasoning-parser": None}}, None, None),
     ("fp8-vllm-on-sm121", LATENCY, {"model": "org/Some-Model-FP8", "args": {"moe-backend": None}}, None, None),
     ("moe-backend-auto", LATENCY, {"args": {"moe-backend": "auto"}}, None, None),
