@@ -164,11 +164,6 @@ class LintContext:
             return default
         return catalog.normalise_value(entry.spec, entry.value)
 
-    def is_on(self, canonical):
-        """Whether an on/off flag is explicitly on."""
-        entry = self.arg(canonical)
-        return bool(entry and entry.state)
-
     @property
     def compute_capability(self):
         text = str(self.hardware.get("compute_capability") or "")
@@ -523,8 +518,8 @@ def check_vllm_mtp_attention_sm121(ctx):
         return
     backend = ctx.value("attention-backend")
     if backend != "TRITON_ATTN":
-        now = {None: "no --attention-backend is set, so auto-selection may pick FLASHINFER",
-               "FLASHINFER": "--attention-backend is FLASHINFER"}.get(backend, "--attention-backend is %s" % backend)
+        now = ("no --attention-backend is set, so auto-selection may pick FLASHINFER" if backend is None
+               else "--attention-backend is %s" % backend)
         yield ("MTP on %s and %s; set args.attention-backend: TRITON_ATTN" % (ctx.sm_label, now))
 
 

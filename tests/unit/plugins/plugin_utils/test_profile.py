@@ -2,6 +2,7 @@
 """Profiles render to the seeds' launch commands, flag for flag; overrides and pins behave."""
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -259,3 +260,136 @@ def test_lock_entry_carries_the_image_id_of_a_saved_archive():
     lock = {"images": {"vllm/vllm-openai:cu130-nightly": entry}}
     profile = p.resolve_profile("gb10-nvfp4-mtp-latency", lock=lock)
     assert profile["image"]["image_id"] == "sha256:" + "e" * 64
+
+
+PLAIN_NAME = ("expected a plain profile name (letters, digits, '_', '.', '-'; no '/', no '..', not a path), the "
+              "file name of profiles/<name>.yml without .yml")
+FALLBACK_LOCK_KEY = "vllm/vllm-openai:v0.17.1-cu130"
+
+
+@pytest.mark.parametrize("files, call, message", [
+    ({"list.yml": "- a\n"}, lambda d: p.load_profile("list", d), "profile file {d}/list.yml is not a mapping"),
+    ({"named.yml": "name: other\nengine: vllm\n"}, lambda d: p.load_profile("named", d),
+     "profile file {d}/named.yml declares name 'other'; rename the file or the name"),
+    ({"x.yml": "name: x\nargz: {}\nenv_vars: {}\n"}, lambda d: p.load_profile("x", d),
+     "profile {d}/x.yml has unknown keys argz, env_vars; allowed keys: name, extends, description, engine, hardware, "
+     "image, model, env, args, expect, measured, fallback"),
+    # the inventory's profile directory is listed too
+    ({"site-a.yml": "name: site-a\n"}, lambda d: p.load_profile("nope", d),
+     "unknown profile 'nope'; available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback, "
+     "gb10-nvfp4-mtp-latency, gb10-nvfp4-mtp-throughput, site-a"),
+    ({}, lambda d: p.load_profile("a/b", d), "profile: got the string 'a/b'; " + PLAIN_NAME),
+    ({"badext.yml": "name: badext\nextends: ../x\n"}, lambda d: p.load_profile("badext", d),
+     "profile badext: extends: got the string '../x'; " + PLAIN_NAME),
+    ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), ["args"]),
+     "profile overrides must be a mapping with keys among hardware, image, env, args, expect"),
+    ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), {"argz": 1, "bz": 2}),
+     "profile overrides have unknown keys argz, bz; allowed: hardware, image, env, args, expect, model"),
+    ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"), {"images": {FALLBACK_LOCK_KEY: "sha256:" + "a" * 64}}),
+     "lock entry for vllm/vllm-openai:v0.17.1-cu130 needs a digest"),
+    ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"),
+                                {"images": {FALLBACK_LOCK_KEY: {"engine_version": "0.17.1"}}}),
+     "lock entry for vllm/vllm-openai:v0.17.1-cu130 needs a digest"),
+])
+def test_profile_errors_name_the_file_or_key_and_the_fix(tmp_path, files, call, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(p.ProfileError) as err:
+        call([str(tmp_path)])
+    assert str(err.value) == message.format(d=tmp_path)
+
+
+def test_model_and_description_are_overridable():
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), {"model": "org/other", "description": "Site."})
+    assert (profile["model"], profile["description"]) == ("org/other", "Site.")
+
+
+def test_lock_entry_pins_the_engine_version_the_canary_printed():
+    lock = {"images": {FALLBACK_LOCK_KEY: {"digest": "sha256:" + "a" * 64, "engine_version": "0.17.1+cu130"}}}
+    assert p.resolve_profile("gb10-nvfp4-fallback", lock=lock)["image"]["engine_version"] == "0.17.1+cu130"
+
+
+def test_resolve_profile_reads_the_inventory_profile_dir(tmp_path):
+    (tmp_path / "site-a.yml").write_text("name: site-a\nextends: gb10-nvfp4-fallback\nmodel: org/site\n",
+                                         encoding="utf-8")
+    assert p.resolve_profile("site-a", dirs=[str(tmp_path)])["model"] == "org/site"
+
+
+def test_a_loaded_profile_carries_its_name_not_its_parent(tmp_path):
+    (tmp_path / "site-b.yml").write_text("name: site-b\nextends: gb10-nvfp4-fallback\n", encoding="utf-8")
+    profile = p.load_profile("site-b", dirs=[str(tmp_path)])
+    assert profile["name"] == "site-b" and "extends" not in profile
+
+
+def test_extends_cycle_message_names_the_whole_chain(tmp_path):
+    (tmp_path / "a.yml").write_text("name: a\nextends: b\n")
+    (tmp_path / "b.yml").write_text("name: b\nextends: a\n")
+    with pytest.raises(p.ProfileError) as err:
+        p.load_profile("a", dirs=[str(tmp_path)])
+    assert str(err.value) == "profile 'a' extends itself through a -> b -> a"
+
+
+SPEC_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "launch_spec_gb10-nvfp4-fallback.json")
+
+
+def test_launch_spec_is_exactly_the_reviewed_one():
+    # Running containers carry this spec's digests as labels: any change to the spec (or to how the
+    # digests are computed) replaces every container on the next converge, so it changes only on purpose.
+    # Rewrite the fixture from launch_spec with the options below after such a change and read the diff.
+    spec = p.launch_spec(p.load_profile("gb10-nvfp4-fallback"), {
+        "name": "srv", "registry_prefix": "127.0.0.1:5000", "engine_cache_dir": "/var/cache/inferops",
+        "env_file": "/etc/inferops-serving/srv.env", "labels": {"team": "a"}, "log_max_file": 5})
+    with open(SPEC_FIXTURE, encoding="utf-8") as handle:
+        assert spec == json.load(handle)
+    assert p.argv_digest(p.load_profile("gb10-nvfp4-fallback")) == \
+        "3703be0c6814e4c75c2c251da064140beb34cf35418e6561cc6bbf7a5ca6d823"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda pr: p.container_argv(dict(pr, engine="tgi")),
+     "profile gb10-nvfp4-fallback: engine 'tgi' is not one of sglang, vllm"),
+    (lambda pr: p.container_argv(dict(pr, model=None)), "profile gb10-nvfp4-fallback has no model"),
+    (lambda pr: p.image_ref(dict(pr, image={"tag": "x"})), "profile gb10-nvfp4-fallback has no image.repository"),
+    (lambda pr: p.launch_spec(pr, {"network_mode": "none"}), "network_mode must be bridge or host, not 'none'"),
+    (lambda pr: p.launch_spec(pr, {"netwrok_mode": "host", "zz": 1}),
+     "unknown launch options netwrok_mode, zz; allowed: engine_cache_dir, env_file, extra_volumes, labels, "
+     "log_max_file, log_max_size, model_cache_dir, name, network_mode, port, registry_prefix, restart_retries, "
+     "secret_env"),
+])
+def test_launch_errors_name_the_profile_and_the_fix(call, message):
+    with pytest.raises(p.ProfileError) as err:
+        call(p.load_profile("gb10-nvfp4-fallback"))
+    assert str(err.value) == message
+
+
+def test_image_ref_adds_one_slash_after_the_registry_and_defaults_the_tag():
+    profile = p.overlay(p.load_profile("gb10-nvfp4-fallback"), {"image": {"tag": None}})
+    assert p.image_ref(profile, "reg:5000/") == "reg:5000/vllm/vllm-openai:latest"
+    assert p.image_ref(profile) == "vllm/vllm-openai:latest"
+
+
+def test_extends_merges_args_by_flag_identity_and_replaces_other_mappings(tmp_path):
+    (tmp_path / "site-c.yml").write_text(
+        "name: site-c\nextends: gb10-nvfp4-mtp-latency\ndescription: null\nfallback: null\n"
+        "measured: {by: site}\nargs:\n  max_num_seqs: 16\n", encoding="utf-8")
+    profile = p.load_profile("site-c", dirs=[str(tmp_path)])
+    assert profile["args"]["max-num-seqs"] == 16 and "max_num_seqs" not in profile["args"]
+    assert list(profile["args"]).index("max-num-seqs") == list(p.load_profile("gb10-nvfp4-mtp-latency")["args"]).index(
+        "max-num-seqs")
+    assert profile["measured"] == {"by": "site"}  # not an overlay key: replaced whole
+    assert "description" not in profile  # a null deletes the key
+    assert "fallback" in profile and profile["fallback"] is None  # except fallback: null means "none"
+
+
+def test_overlay_matches_flags_by_the_engine_of_the_profile_being_built():
+    # the base's own spelling is matched too (a hand-written profile may use underscores)
+    assert p.overlay({"engine": "vllm", "args": {"max_num_seqs": 1}}, {"args": {"max-num-seqs": 2}}) == \
+        {"engine": "vllm", "args": {"max_num_seqs": 2}}
+    # a child that switches to SGLang: '_' and '-' are different flags there
+    changed = p.overlay({"engine": "vllm", "args": {"max-num-seqs": 1}}, {"engine": "sglang", "args": {"max_num_seqs": 2}})
+    assert changed["args"] == {"max-num-seqs": 1, "max_num_seqs": 2}
+
+
+def test_engine_cache_dir_keeps_its_own_name():
+    spec = p.launch_spec(p.load_profile("gb10-nvfp4-mtp-latency"), {"engine_cache_dir": "/srv/cacheX/"})
+    assert all(v.startswith("/srv/cacheX/") for v in spec["volumes"][1:]) and len(spec["volumes"]) > 1

@@ -2,6 +2,9 @@
 """Each lint rule fires on a minimally broken copy of a shipped profile; the shipped ones are clean."""
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
@@ -339,6 +342,14 @@ def test_known_bad_entry_without_a_digest_is_refused():
         lint_profile(LATENCY, known_bad=[{"signature": "x"}])
 
 
+def test_a_known_bad_file_with_an_entry_without_a_digest_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "known_bad_images.yml"
+    path.write_text("known_bad_images:\n  - signature: crash_under_soak\n", encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"^%s: entry \{'signature': 'crash_under_soak'\} needs a digest"
+                                           % str(path).replace(".", r"\.")):
+        load_known_bad(str(path))
+
+
 def test_format_findings_reads_as_one_line_each():
     lines = format_findings(findings_for(LATENCY, {"args": {"moe-backend": "flashinfer_trtllm"}}))
     assert lines and lines[0].startswith("ERROR [vllm-nvfp4-sm12x-moe-backend] ")
@@ -376,3 +387,87 @@ def test_filter_finds_a_named_profile_in_extra_dirs(tmp_path):
         "name: site-latency\nextends: %s\nargs:\n  moe-backend: flashinfer_trtllm\n" % LATENCY, encoding="utf-8")
     found = FILTER("site-latency", profile_dirs=[str(tmp_path)])
     assert [f["rule"] for f in errors(found)] == ["vllm-nvfp4-sm12x-moe-backend"]
+
+
+# --- every message, word for word ---------------------------------------------------------------
+# The fragments above say what each message must name; this pins each whole message (and every
+# other finding of the same profile, so a rule that fires where it should not shows up too).
+# tests/unit/fixtures/lint_messages.json holds the reviewed text. After an intended change to a
+# message, rewrite it with `PYTHONPATH=.collections python tests/unit/plugins/plugin_utils/test_profile_lint.py`
+# and read the diff.
+MESSAGES_FILE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "lint_messages.json")
+NO_FALLBACK_BAD = [{"digest": SEED_DIGEST}]  # no signature, symptom, source: the message says so
+EXTRA = [
+    # sm_121 is GB10; the same profile on sm_120 (g7e) is not the FlashInfer + MTP crash
+    ("sm_120", LATENCY, {"hardware": {"compute_capability": "12.0"}, "args": {"attention-backend": None}}, None, None),
+    ("sm_120-drafter", LATENCY, merge(version("0.21.0"), {"hardware": {"compute_capability": "12.0"}}), None, None),
+    ("sm_121-attention-bare", LATENCY, {"args": {"attention-backend": True}}, None, None),
+    ("sm_121-attention-flash-attn", LATENCY, {"args": {"attention-backend": "FLASH_ATTN"}}, None, None),
+    ("dashed-flag-name", LATENCY, None, {"args": {"--max-num-seqz": 8}}, None),
+    ("sglang-underscore-known", SGLANG, {"args": {"moe_runner_backend": "triton", "moe-runner-backend": None}},
+     None, None),
+    ("known-bad-bare-entry", LATENCY, None, None, NO_FALLBACK_BAD),
+    ("known-bad-bare-entry-no-fallback", LATENCY, {"fallback": None}, None, NO_FALLBACK_BAD),
+    ("reasoning-parser-bare", LATENCY, {"args": {"reasoning-parser": True}}, None, None),
+    # (merge() would drop a null: these deltas are single mappings)
+    ("spec-method-flags", LATENCY, {"image": {"engine_version": "0.22.0"}, "args": {
+        "speculative_config": None, "spec-method": "mtp", "spec-tokens": 2}}, None, None),
+    ("moe-env-without-flag", LATENCY, {"image": {"engine_version": "0.24.0"}, "args": {"moe-backend": None}},
+     None, None),
+    # several unknown flags, each reported; vLLM spells '_' as '-'
+    ("unknown-flags-in-a-row", LATENCY, None, {"args": {"swap_space": 4, "max_num_seqz": 8, "zzzz-qqqq-xxxx": 1}},
+     None),
+    ("other-release-flags-in-a-row", LATENCY, None,
+     {"args": {"swap_space": 4, "spec_method": "mtp", "zzzz-qqqq-xxxx": 1}}, None),
+    ("no-reasoning-parser", LATENCY, {"args": {"reasoning-parser": None}}, None, None),
+    ("fp8-vllm-on-sm121", LATENCY, {"model": "org/Some-Model-FP8", "args": {"moe-backend": None}}, None, None),
+    ("moe-backend-auto", LATENCY, {"args": {"moe-backend": "auto"}}, None, None),
+    ("auto-is-marlin-before-0.19", FALLBACK, {"args": {"moe-backend": None}}, None, None),
+    ("mtp-with-another-moe-backend", LATENCY, {"args": {"moe-backend": "cutlass",
+                                                        "speculative_config": MTP_NO_NESTED}}, None, None),
+    ("no-mtp-drafter", FALLBACK, {"image": {"engine_version": "0.21.0"}}, None, None),
+    ("prefix-caching-on-from-0.28", LATENCY, {"image": {"engine_version": "0.28.0"},
+                                              "args": {"enable-prefix-caching": True}}, None, None),
+    ("extra-buffer-with-triton", SGLANG, {"image": {"engine_version": "0.5.20"}, "args": {
+        "mamba-scheduler-strategy": None, "linear-attn-backend": "triton",
+        "mamba-radix-cache-strategy": "extra_buffer"}}, None, None),
+    ("extra-buffer-not-nemotron", SGLANG, {"image": {"engine_version": "0.5.12"}, "model": "org/Other-FP8",
+                                           "args": {"mamba-scheduler-strategy": "extra_buffer"}}, None, None),
+    ("eagle-before-the-known-sources", EAGLE, {"image": {"engine_version": "0.5.1"},
+                                               "args": {"max-running-requests": None}}, None, None),
+    ("dashed-gemm-env-at-0.24", LATENCY, {"image": {"engine_version": "0.24.0"},
+                                          "env": {"VLLM_NVFP4_GEMM_BACKEND": "flashinfer-cutlass"}}, None, None),
+    ("no-digest-no-tag", LATENCY, {"image": {"digest": None, "tag": None}}, None, None),
+]
+
+
+def _message_cases():
+    cases = {}
+    for index, (rule, base, delta, overrides, _severity, _fragments) in enumerate(FIRES):
+        cases["fires-%02d-%s" % (index, rule)] = (base, delta, overrides, None)
+    for index, (rule, base, delta) in enumerate(QUIET):
+        cases["quiet-%02d-%s" % (index, rule)] = (base, delta, None, None)
+    for name, base, delta, overrides, known_bad in EXTRA:
+        cases["extra-" + name] = (base, delta, overrides, known_bad)
+    return cases
+
+
+def _messages(base, delta, overrides, known_bad):
+    return [[f["rule"], f["severity"], f["message"]]
+            for f in findings_for(base, delta, overrides, known_bad=known_bad)]
+
+
+def test_every_finding_is_the_reviewed_text():
+    with open(MESSAGES_FILE, encoding="utf-8") as handle:
+        expected = json.load(handle)
+    cases = _message_cases()
+    assert sorted(expected) == sorted(cases)
+    for name, case in sorted(cases.items()):
+        assert _messages(*case) == expected[name], name
+
+
+if __name__ == "__main__":
+    with open(MESSAGES_FILE, "w", encoding="utf-8") as out:
+        json.dump({name: _messages(*case) for name, case in sorted(_message_cases().items())}, out, indent=1,
+                  ensure_ascii=False)
+        out.write("\n")
