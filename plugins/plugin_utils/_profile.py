@@ -352,6 +352,12 @@ def _q(word):
     return shlex.quote(text)
 
 
+def _shown(name):
+    """A flag name as a message shows it: a newline or other control character escaped, so that
+    the refusal names it on one line."""
+    return name if name.isprintable() else repr(name)[1:-1]
+
+
 def _command_fields(command, profile):
     """``(field, word)`` for each word of the container command, named as the profile names it."""
     model = (profile or {}).get("model")
@@ -359,9 +365,9 @@ def _command_fields(command, profile):
     for index, word in enumerate(command):
         text = str(word)
         if text.startswith("--"):
-            field = "args.%s (the flag name)" % text[2:]
+            field = "args.%s (the flag name)" % _shown(text[2:])
         elif previous is not None:
-            field = "args.%s" % previous
+            field = "args.%s" % _shown(previous)
         elif model is not None and text == str(model):
             field = "model"
         else:

@@ -357,7 +357,7 @@ MODEL = BASE["model"]
     ({"command": ["vllm", "--max-num-seqs", "4\n"]}, None, "launch script field args.max-num-seqs: " + _nl("4\n", 1)),
     ({"command": ["vllm\n"]}, None, "launch script field command[0]: " + _nl("vllm\n", 4)),
     ({"command": ["vllm\n"]}, BASE, "launch script field command[0]: " + _nl("vllm\n", 4)),
-    ({"command": ["vllm", "--x\n"]}, None, "launch script field args.x\n (the flag name): " + _nl("--x\n", 3)),
+    ({"command": ["vllm", "--x\n"]}, None, "launch script field args.x\\n (the flag name): " + _nl("--x\n", 3)),
     # without the profile the model is just a word of the command
     ({"command": [MODEL + "\n"]}, None, "launch script field command[0]: " + _nl(MODEL + "\n", len(MODEL))),
     ({"command": ["a", MODEL, "--enable-x", "b\n"]}, BASE, "launch script field args.enable-x: " + _nl("b\n", 1)),
