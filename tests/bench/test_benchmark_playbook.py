@@ -17,17 +17,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
+import simkit
 import yaml
 
 pytestmark = pytest.mark.bench
@@ -39,17 +35,6 @@ lab_doubles = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lab_doubles)
 # A key of this run only: another run of this test on the machine (a CI run) has its own.
 API_KEY = "sk-bench-test-" + uuid.uuid4().hex[:12]
-
-
-def free_port():
-    for port in range(8295, 8300):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.fail("no free port in 8295-8299 on 127.0.0.1 for the simulator")
 
 
 def command_lines(secret):
@@ -81,35 +66,13 @@ def simulator(tmp_path):
     bindir.mkdir()
     (bindir / "nvidia-smi").write_text("#!/bin/sh\ncat <<'ROWS'\n" + lab_doubles.GB10_ROWS + "ROWS\n")
     (bindir / "nvidia-smi").chmod(0o755)
-    port = free_port()
+    port = simkit.free_port()
     env = dict(lab_doubles.SEED000_ENV, PATH=f"{bindir}:/usr/bin:/bin", LANG="C.UTF-8",
                PYTHONPATH=f"{ENGINE_SIM_DIR}:{ENGINE_SIM_DIR}/shims/python", ENGINE_SIM_STARTUP_DELAY="0",
                ENGINE_SIM_VERSION="0.19.2rc1.dev134", VLLM_API_KEY=API_KEY)
     argv = lab_doubles.seed000_args("4") + ["--host", "127.0.0.1", "--port", str(port)]
-    python = shutil.which("python3.11") or sys.executable
-    with open(tmp_path / "sim.log", "wb") as log:
-        proc = subprocess.Popen([python, "-m", "engine_sim", "vllm", "serve", *argv], stdout=log,
-                                stderr=subprocess.STDOUT, env=env)
-    try:
-        deadline = time.time() + 30
-        while True:
-            assert proc.poll() is None, (tmp_path / "sim.log").read_text()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            assert time.time() < deadline, "simulator not ready:\n" + (tmp_path / "sim.log").read_text()
-            time.sleep(0.2)
+    with simkit.running(["engine_sim", "vllm", "serve", *argv], env, tmp_path / "sim.log", port, ready_timeout=30):
         yield port
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_path):

@@ -32,16 +32,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
+import simkit
 
 pytestmark = pytest.mark.bench
 
@@ -71,17 +67,6 @@ def model_seconds(measured_s):
     return measured_s * SCALE
 
 
-def free_port():
-    for port in range(8290, 8295):
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.fail("no free port in 8290-8294 on 127.0.0.1 for the simulator")
-
-
 @pytest.fixture(scope="module")
 def loadgen_python():
     out = subprocess.run([os.path.join(ROOT, "scripts", "loadgen-env")], capture_output=True, text=True,
@@ -97,36 +82,14 @@ def sglang(tmp_path):
     bindir.mkdir()
     (bindir / "nvidia-smi").write_text("#!/bin/sh\ncat <<'ROWS'\n" + lab_doubles.RTX_PRO_6000_ROWS + "ROWS\n")
     (bindir / "nvidia-smi").chmod(0o755)
-    port = free_port()
+    port = simkit.free_port()
     argv = lab_doubles.replace_value(lab_doubles.replace_value(lab_doubles.SEED002_ARGS, "--host", "127.0.0.1"),
                                      "--port", str(port))
     env = dict(lab_doubles.SEED002_ENV, PATH=f"{bindir}:/usr/bin:/bin", LANG="C.UTF-8",
                PYTHONPATH=f"{ENGINE_SIM_DIR}:{ENGINE_SIM_DIR}/shims/python", ENGINE_SIM_STARTUP_DELAY="0",
                ENGINE_SIM_VERSION="0.5.13", ENGINE_SIM_TIME_SCALE=str(SCALE))
-    python = shutil.which("python3.11") or sys.executable
-    with open(tmp_path / "sim.log", "wb") as log:
-        proc = subprocess.Popen([python, "-m", "sglang.launch_server", *argv], stdout=log, stderr=subprocess.STDOUT,
-                                env=env)
-    try:
-        deadline = time.time() + 60
-        while True:
-            assert proc.poll() is None, (tmp_path / "sim.log").read_text()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            assert time.time() < deadline, "simulator not ready:\n" + (tmp_path / "sim.log").read_text()
-            time.sleep(0.2)
+    with simkit.running(["sglang.launch_server", *argv], env, tmp_path / "sim.log", port, ready_timeout=60):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def profiled_requests(records_path):
