@@ -151,37 +151,72 @@ def summarise(runs):
             "warmup_run": ordered[0]["run"] if len(ordered) >= 3 else None, "levels": levels}
 
 
-def measured_levels(measured, max_num_seqs=None):
+# Where each figure of a profile's ``measured`` section was taken: at concurrency 1, at the saturation
+# point (client concurrency equal to the profile's max-num-seqs: seed 000's sweep), or at the burst's
+# size (seed 002: 500 prompts at once). Earlier keys win where two give the same figure at one level.
+MEASURED_AT = (("single_stream_tok_s", "output_tok_s", "single"),
+               ("aggregate_tok_s", "output_tok_s", "saturation"),
+               ("saturated_tok_s", "output_tok_s", "saturation"),
+               ("sustained_tok_s", "output_tok_s", "saturation"),
+               ("ttft_at_saturation_s", "ttft_s", "saturation"),
+               ("kv_cache_usage_at_saturation", "kv_cache_usage", "saturation"),
+               ("burst_output_tok_s", "output_tok_s", "burst"))
+
+
+def measured_number(value):
+    """A ``measured`` figure as a number: ``24.2`` -> 24.2, ``"15-17"`` -> 16.0 (a range's middle);
+    None for prose or a boolean."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    parts = str(value).replace("\u2013", "-").split("-")
+    try:
+        numbers = [float(part) for part in parts if part.strip()]
+    except ValueError:
+        return None
+    return sum(numbers) / len(numbers) if numbers and len(parts) <= 2 else None
+
+
+def measured_figures(measured, max_num_seqs=None, burst_requests=None):
+    """A profile's ``measured`` figures with the concurrency each was taken at (MEASURED_AT):
+    ``[(key, figure, concurrency, value)]``, in MEASURED_AT's order. A figure whose concurrency is
+    unknown here (no max-num-seqs, or no burst in this sweep) or whose value is not a number is left out."""
+    measured = measured or {}
+    at = {"single": 1, "saturation": max_num_seqs, "burst": burst_requests}
+    out = []
+    for key, figure, where in MEASURED_AT:
+        value = measured_number(measured[key]) if key in measured else None
+        if value is not None and at[where]:
+            out.append((key, figure, int(at[where]), value))
+    return out
+
+
+def burst_size(summary_):
+    """The burst's size when the sweep was a burst (its plan's workload), else None: the only sweep a
+    profile's burst figure is compared with."""
+    plan = (summary_ or {}).get("plan") or {}
+    if plan.get("workload") != "burst":
+        return None
+    return max((level.get("concurrency") or 0 for level in summary_.get("levels", [])), default=0) or None
+
+
+def measured_levels(measured, max_num_seqs=None, burst_requests=None):
     """A profile's ``measured`` section as per-level figures: ``{concurrency: {figure: value}}``.
 
-    ``single_stream_tok_s`` is the figure at concurrency 1; ``aggregate_tok_s`` /
-    ``saturated_tok_s``, ``ttft_at_saturation_s`` and ``kv_cache_usage_at_saturation`` are at the
-    saturation point, where client concurrency equals the profile's max-num-seqs (seed 000's
-    sweep). A ``levels`` mapping in the section is taken as it is. Figures given as ranges
-    ("15-17") are taken at their middle.
+    The figures of MEASURED_AT at their concurrency (measured_figures); a ``levels`` mapping in the
+    section is taken as it is, the named figures laid over it. Figures given as ranges ("15-17") are
+    taken at their middle.
     """
     measured = measured or {}
     levels = {}
     for concurrency, figures in (measured.get("levels") or {}).items():
         levels[int(concurrency)] = dict(figures)
-
-    def value(raw):
-        if isinstance(raw, str) and "-" in raw:
-            low, high = raw.split("-", 1)
-            return (float(low) + float(high)) / 2
-        return float(raw)
-
-    if measured.get("single_stream_tok_s") is not None:
-        levels.setdefault(1, {})["output_tok_s"] = value(measured["single_stream_tok_s"])
-    if max_num_seqs:
-        saturated = measured.get("aggregate_tok_s", measured.get("saturated_tok_s"))
-        at = levels.setdefault(int(max_num_seqs), {})
-        if saturated is not None:
-            at["output_tok_s"] = value(saturated)
-        if measured.get("ttft_at_saturation_s") is not None:
-            at["ttft_s"] = value(measured["ttft_at_saturation_s"])
-        if measured.get("kv_cache_usage_at_saturation") is not None:
-            at["kv_cache_usage"] = value(measured["kv_cache_usage_at_saturation"])
+    named = set()
+    for _key, figure, concurrency, value in measured_figures(measured, max_num_seqs, burst_requests):
+        if (concurrency, figure) not in named:
+            named.add((concurrency, figure))
+            levels.setdefault(concurrency, {})[figure] = value
     return {concurrency: figures for concurrency, figures in levels.items() if figures}
 
 

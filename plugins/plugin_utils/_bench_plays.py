@@ -55,14 +55,17 @@ def _max_num_seqs(deployment):
 
 def table(summary_, deployment=None):
     """_bench.markdown_table with the profile's ``measured`` figures (measured_levels, saturated
-    figures at the plan's max-num-seqs) beside the sweep's, and a heading naming the profile."""
+    figures at the plan's max-num-seqs, a burst figure beside a burst sweep) beside the sweep's, and a
+    heading naming the profile."""
     deployment = deployment or {}
     profile = deployment.get("profile") or {}
-    measured = _bench.measured_levels(profile.get("measured"), _max_num_seqs(deployment))
+    measured = _bench.measured_levels(profile.get("measured"), _max_num_seqs(deployment),
+                                      _bench.burst_size(summary_))
     heading = ""
     if profile.get("name"):
-        heading = "Profile %s (max-num-seqs %s)%s\n\n" % (
-            profile["name"], _max_num_seqs(deployment),
+        cap = _max_num_seqs(deployment)
+        heading = "Profile %s (%s)%s\n\n" % (
+            profile["name"], "max-num-seqs %d" % cap if cap is not None else "no max-num-seqs set",
             "; measured: " + str(profile["measured"]["source"]) if (profile.get("measured") or {}).get("source")
             else "")
     return heading + _bench.markdown_table(summary_, measured)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+from ansible_collections.inferops.serving.plugins.plugin_utils import _bench
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import (
     acceptance_per_position, metric_max)
 
@@ -284,36 +285,13 @@ def add_level(results, run, level):
     return results
 
 
-def _number(value):
-    """A ``measured`` figure as a number: ``24.2`` -> 24.2, ``"15-17"`` -> 16.0 (a range's middle)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    parts = str(value).replace("\u2013", "-").split("-")
-    try:
-        numbers = [float(part) for part in parts if part.strip()]
-    except ValueError:
-        return None
-    return sum(numbers) / len(numbers) if numbers and len(parts) <= 2 else None
-
-
 def measured_points(measured, max_num_seqs=None, burst_concurrency=None):
-    """The profile's ``measured`` figures as points to draw beside a sweep, with their concurrency.
-
-    ``single_stream_tok_s`` is concurrency 1; the aggregate/saturated figures and the TTFT at
-    saturation were taken with as many streams as the profile's max-num-seqs (seed 000); a burst
-    figure at the burst's size. Figures whose concurrency is unknown are left out.
+    """A profile's ``measured`` figures as points to draw beside a sweep, with their concurrency
+    (_bench.measured_figures: concurrency 1, the profile's max-num-seqs, the burst's size). Output
+    tok/s and TTFT only; figures whose concurrency is unknown are left out.
     """
-    measured = measured or {}
     points = {"output_tok_s": [], "ttft_s": []}
-    tok_s = {"single_stream_tok_s": 1, "aggregate_tok_s": max_num_seqs, "saturated_tok_s": max_num_seqs,
-             "sustained_tok_s": max_num_seqs, "burst_output_tok_s": burst_concurrency}
-    for key, concurrency in tok_s.items():
-        value = _number(measured.get(key)) if key in measured else None
-        if value is not None and concurrency:
-            points["output_tok_s"].append({"concurrency": int(concurrency), "value": value, "label": key})
-    value = _number(measured.get("ttft_at_saturation_s")) if "ttft_at_saturation_s" in measured else None
-    if value is not None and max_num_seqs:
-        points["ttft_s"].append({"concurrency": int(max_num_seqs), "value": value, "label": "ttft_at_saturation_s"})
+    for key, figure, concurrency, value in _bench.measured_figures(measured, max_num_seqs, burst_concurrency):
+        if figure in points:
+            points[figure].append({"concurrency": concurrency, "value": value, "label": key})
     return points

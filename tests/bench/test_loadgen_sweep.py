@@ -61,12 +61,15 @@ def simulator(tmp_path):
 
 def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     out = tmp_path / "results"
+    # AIPerf's own default puts an aiperf_mmap_<id> directory in the temporary directory and leaves it there.
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
     started = time.time()
     run = subprocess.run(
         [loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "sweep", "--url", simulator, "--engine", "vllm",
          "--model", lab_doubles.SEED000_MODEL, "--out", str(out), "--levels", LEVELS, "--runs", RUNS,
          "--duration", SECONDS] + (["--allow-fewer-runs"] if int(RUNS) < 3 else []),
-        capture_output=True, text=True, timeout=3600, check=False)
+        capture_output=True, text=True, timeout=3600, check=False, env=dict(os.environ, TMPDIR=str(tmpdir)))
     sys.stderr.write("sweep: %.0f s\n%s" % (time.time() - started, run.stderr))
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.stdout.strip() == str(out / "results.json")
@@ -88,6 +91,9 @@ def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     # More streams, more aggregate throughput (the simulator has 8 slots).
     first = results["runs"][0]["levels"]
     assert first[-1]["output_tok_s"] > first[0]["output_tok_s"]
+    # Nothing left behind: no dataset files in the temporary directory, none beside the results.
+    assert not [path.name for path in tmpdir.iterdir() if path.name.startswith("aiperf_mmap_")]
+    assert not list((out / "aiperf").glob("*.mmap"))
     progress = [line for line in run.stderr.splitlines() if "level" in line and "elapsed" in line]
     assert len(progress) >= 2 * len(levels) * int(RUNS)
 

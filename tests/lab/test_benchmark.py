@@ -297,3 +297,63 @@ def test_pin_refuses_a_nightly_30_percent_slower_and_pins_one_within_the_thresho
     assert entry["digest"] == close
     assert entry["evidence"]["bench"]["verdict"].startswith("accepted: output")
     assert entry["evidence"]["bench"]["output_tok_s"] < baseline["output_tok_s"]
+
+
+# Seed 002's burst on a Docker lab g7e (its SGLang FP8 TP8/EP8 profile, g7e-fp8-sglang): 500 prompts at once.
+G7E_HOST, G7E_PORT = "bm-g7e", 8152
+# The burst's 500 streams at the model's own speed are more chunks a second than this 2-core machine serves
+# in Python (tests/bench/test_loadgen_burst.py): the simulator runs 10 times slower than the model here, and
+# rates are multiplied back by 10 at the assertions.
+G7E_SCALE = float(os.environ.get("INFEROPS_LAB_BENCH_BURST_TIME_SCALE", "0.1"))
+# Seed 002, R2-R3 of 3 runs, `--seed 1`: 3,215 output tok/s.
+SEED002_BURST_TOK_S = 3215
+
+
+@pytest.fixture(scope="module")
+def g7e_fleet(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("the lab runs as root")
+    run([os.path.join(LAB, "lab.sh"), "up"])
+    inventory = str(tmp_path_factory.mktemp("bench-g7e-inventory"))
+    os.makedirs(os.path.join(inventory, "group_vars", "all"))
+    hosts = {"all": {"children": {"serving": {
+        "vars": {"ansible_connection": "community.docker.docker"},
+        "children": {"g7e": {"hosts": {G7E_HOST: {"server_port": G7E_PORT}}}}}}}}
+    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(hosts, handle)
+    group_vars = dict(GROUP_VARS, lab_hardware="rtx-pro-6000-x8", server_profile="g7e-fp8-sglang",
+                      server_profile_overrides={"args": {"host": "127.0.0.1"},
+                                                "env": {"ENGINE_SIM_TIME_SCALE": "%g" % G7E_SCALE}})
+    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(group_vars, handle)
+    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
+                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
+    run([DOCKER, "rm", "-f", G7E_HOST], check=False)
+    try:
+        playbook(inventory, os.path.join(LAB, "fleet.yml"))
+        playbook(inventory, "site.yml")
+        yield inventory
+    finally:
+        run([DOCKER, "rm", "-f", G7E_HOST], check=False)
+
+
+def test_benchmark_reproduces_seed002s_burst_on_a_g7e(g7e_fleet, tmp_path):
+    """About 6 minutes: the g7e's deployment, then one burst of 500 requests at time scale 0.1 (~15 model
+    seconds, ~2.5 minutes, plus AIPerf's start). One run: a burst's warm-up is its own three requests, and
+    3 runs of it would triple the time for R2-R3 statistics the figure check does not need."""
+    out = tmp_path / "results"
+    playbook(g7e_fleet, "playbooks/benchmark.yml", "-e", "inferops_bench_workload=burst",
+             "-e", "inferops_bench_runs=1", "-e", "inferops_bench_results_dir=%s/{host}" % out)
+    host = out / G7E_HOST
+    summary = json.loads((host / "summary.json").read_text())
+    [level] = summary["levels"]
+    assert level["concurrency"] == 500
+    # Seed 002's burst shape, in the model's time: output tok/s within 10 % of 3,215.
+    got = level["output_tok_s"]["mean"] / G7E_SCALE
+    assert abs(got / SEED002_BURST_TOK_S - 1) <= 0.10, (
+        "burst of 500: %.0f output tok/s in model time (measured / %g) vs seed 002's %d"
+        % (got, G7E_SCALE, SEED002_BURST_TOK_S))
+    table = (host / "table.md").read_text()
+    assert table.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: seed 002"), table
+    assert "| 3215.0 |" in table, table
+    assert (host / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

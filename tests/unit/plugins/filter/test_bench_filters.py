@@ -28,9 +28,9 @@ def level(concurrency, tok_s, ttft=1.0, **extra):
                  "itl_p50_ms": 60.0, "itl_p99_ms": 150.0, "requests_per_s": 1.0}, **extra)
 
 
-def results(levels_by_run, engine="vllm"):
+def results(levels_by_run, engine="vllm", workload="chat"):
     """run-loadgen's results.json shape (docs/benchmarking.md)."""
-    return {"plan": {"workload": "chat", "levels": sorted({lv["concurrency"] for lvs in levels_by_run for lv in lvs}),
+    return {"plan": {"workload": workload, "levels": sorted({lv["concurrency"] for lvs in levels_by_run for lv in lvs}),
                      "runs": len(levels_by_run), "seed": 1},
             "endpoint": {"url": "http://10.0.0.5:8000", "engine": engine, "model": "m"},
             "generator": {"name": "aiperf"},
@@ -39,7 +39,7 @@ def results(levels_by_run, engine="vllm"):
 
 def seed002_results():
     return results([[level(500, tok_s, ttft, itl_p50_ms=i50, itl_p99_ms=i99, requests_per_s=rps)]
-                    for dummy, tok_s, ttft, i50, i99, rps in SEED002_RUNS], engine="sglang")
+                    for dummy, tok_s, ttft, i50, i99, rps in SEED002_RUNS], engine="sglang", workload="burst")
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +79,19 @@ def test_table_puts_the_profiles_measured_figures_beside_the_sweep(spark):
     assert "| 23.6 | -2.5 % |" in rows["1"]
     assert "131.0 ± 4.2" in rows["32"] and "| 131.3 | -0.2 % | 9.1 |" in rows["32"]
     assert "runs 2, 3 (run 1 dropped as warm-up)" in text
+
+
+def test_table_puts_seed002s_burst_figure_beside_a_burst_only():
+    # profiles/g7e-fp8-sglang.yml measured burst_output_tok_s 3215 (seed 002, 500 prompts at once).
+    g7e_baseline = plan("g7e-fp8-sglang")
+    text = _bench_table(_bench_summary(seed002_results()), g7e_baseline)
+    assert text.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: seed 002")
+    [row] = [line for line in text.splitlines() if line.startswith("| 500 |")]
+    assert row.endswith("| 3215.0 | +0.0 % | - |"), row
+    # The same 500 streams in a chat sweep are not the burst the figure was measured with: nothing beside.
+    chat = results([[level(500, 900.0)]] * 3, engine="sglang")
+    text = _bench_table(_bench_summary(chat), g7e_baseline)
+    assert "measured tok/s" not in text and "3215" not in text
 
 
 def test_level_gives_plain_means_and_sglang_accept_length(g7e):

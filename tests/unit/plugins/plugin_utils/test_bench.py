@@ -122,6 +122,31 @@ def test_markdown_table_puts_the_profile_measured_figures_beside():
     assert lines[3].startswith("| 32 | 137.5 ± 0.7 |") and lines[3].endswith("| 68.8 % | 131.3 | +4.7 % | 9.1 |")
     assert "runs 2, 3 (run 1 dropped as warm-up)" in table
     assert b.measured_levels({"single_stream_tok_s": "15-17"}) == {1: {"output_tok_s": 16.0}}
+    # aggregate_tok_s before saturated_tok_s before sustained_tok_s at one level; prose is left out.
+    assert b.measured_levels({"sustained_tok_s": 90, "saturated_tok_s": 100, "aggregate_tok_s": 110,
+                              "ttft_at_saturation_s": "n/a"}, max_num_seqs=8) == {8: {"output_tok_s": 110.0}}
+    assert b.measured_levels({"sustained_tok_s": 90}, max_num_seqs=8) == {8: {"output_tok_s": 90.0}}
+    # A burst figure only at a burst's size; a levels mapping is taken as it is, named figures over it.
+    assert b.measured_levels({"burst_output_tok_s": 3215}) == {}
+    assert b.measured_levels({"burst_output_tok_s": 3215, "levels": {4: {"output_tok_s": 47.0}, 500: {"ttft_s": 2.9}}},
+                             burst_requests=500) == {4: {"output_tok_s": 47.0},
+                                                     500: {"ttft_s": 2.9, "output_tok_s": 3215.0}}
+
+
+def test_burst_size_is_the_sweeps_size_for_a_burst_only():
+    burst = {"plan": {"workload": "burst"}, "levels": [{"concurrency": 500}]}
+    assert b.burst_size(burst) == 500
+    assert b.burst_size(dict(burst, plan={"workload": "chat"})) is None
+    assert b.burst_size({"levels": [{"concurrency": 500}]}) is None
+    assert b.burst_size({"plan": {"workload": "burst"}, "levels": []}) is None
+
+
+def test_measured_number_reads_figures_and_ranges_only():
+    assert b.measured_number(24.2) == 24.2 and b.measured_number(3) == 3.0
+    assert b.measured_number("15-17") == 16.0 and b.measured_number("15\u201317") == 16.0
+    assert b.measured_number("24.2") == 24.2
+    for prose in (True, False, "n/a", "1-2-3", "", None, "fast"):
+        assert b.measured_number(prose) is None, prose
 
 
 def test_advise_k_from_seed000_acceptance_is_two():
