@@ -216,12 +216,13 @@ def test_add_level_keeps_runs_in_order():
 
 def test_measured_points_of_the_shipped_profiles():
     # profiles/gb10-nvfp4-mtp-throughput.yml measured (seed 000) with its max-num-seqs 32.
-    measured = {"single_stream_tok_s": 23.6, "saturated_tok_s": 131.3, "ttft_at_saturation_s": 9.1,
-                "source": "seed 000", "draft_acceptance_by_position": [0.67, 0.36, 0.16]}
+    measured = {"single_stream_tok_s": 23.6, "saturated_tok_s": 131.3, "sustained_tok_s": 136,
+                "ttft_at_saturation_s": 9.1, "source": "seed 000", "draft_acceptance_by_position": [0.67, 0.36, 0.16]}
     assert lg.measured_points(measured, max_num_seqs=32) == {
         "output_tok_s": [{"concurrency": 1, "value": 23.6, "label": "single_stream_tok_s"},
                          {"concurrency": 32, "value": 131.3, "label": "saturated_tok_s"}],
         "ttft_s": [{"concurrency": 32, "value": 9.1, "label": "ttft_at_saturation_s"}]}
+    # (sustained_tok_s, also at 32, is not drawn over saturated_tok_s: one point a level.)
     # gb10-nvfp4-fallback.yml: a range; without max-num-seqs only the single stream is placed.
     assert lg.measured_points({"single_stream_tok_s": "15-17", "aggregate_tok_s": 40}) == {
         "output_tok_s": [{"concurrency": 1, "value": 16.0, "label": "single_stream_tok_s"}], "ttft_s": []}
