@@ -133,6 +133,19 @@ AIPERF_LAUNCHER = (
 LAUNCHER_KEY_ENV = "INFEROPS_LOADGEN_API_KEY"
 
 
+# AIPerf binds its ZMQ sockets as <temporary directory>/tmpXXXXXXXX/aiperf/<name>.ipc (event_bus_proxy_backend.ipc:
+# 47 characters after the directory) and fails when a path is over the 107 characters a Unix socket takes
+# ("ipc path ... is longer than 107 characters"), then exits 0 without a report. Each AIPerf run gets a
+# directory of its own under a base no longer than this.
+AIPERF_TMP_BASE_MAX = 40
+
+
+def aiperf_tmp_base(tmpdir, fallback="/tmp"):
+    """The directory to make an AIPerf run's own temporary directory in: the controller's temporary
+    directory (``tmpdir``, tempfile.gettempdir()) when its sockets' paths fit under it, else ``fallback``."""
+    return tmpdir if len(str(tmpdir)) <= AIPERF_TMP_BASE_MAX else fallback
+
+
 def api_key(stdin_text=None, env=None, env_name=None):
     """The endpoint's API key for a sweep, from the first line of standard input (``stdin_text``:
     playbooks/tasks/bench_sweep.yml hands it over there, as the command module's ``stdin``: Ansible's

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -83,19 +84,22 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
     (inv / "group_vars" / "serving.yml").write_text(yaml.safe_dump({
         "server_profile": "gb10-nvfp4-mtp-latency", "server_port": simulator, "inferops_become": False,
         "inferops_bench_address": "127.0.0.1", "server_secrets": {"VLLM_API_KEY": API_KEY}}))
-    results = tmp_path / "results"
+    # No results directory given: the default is benchmark-results/<UTC time>/<host> in the directory the
+    # playbook is started from (a shell's PWD), here tmp_path, never inside the collection.
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    results = workdir / "benchmark-results"
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0")
+               ANSIBLE_LOCALHOST_WARNING="0", PWD=str(workdir))
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     started = time.time()
     # While it runs, every process's command line (what `ps` shows any user of the controller) is
     # read a few times a second: the key must be in none (AIPerf gets it in its own process).
     with open(tmp_path / "ansible.out", "w+", encoding="utf-8") as output:
-        proc = subprocess.Popen([playbook, "playbooks/benchmark.yml", "-i", str(inv / "hosts.yml"),
+        proc = subprocess.Popen([playbook, os.path.join(ROOT, "playbooks", "benchmark.yml"), "-i", str(inv / "hosts.yml"),
                                  "-e", "inferops_bench_levels=1,4", "-e", "inferops_bench_runs=2",
-                                 "-e", "inferops_bench_duration=5",
-                                 "-e", "inferops_bench_results_dir=%s/{host}" % results],
-                                cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
+                                 "-e", "inferops_bench_duration=5"],
+                                cwd=workdir, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
         argv_seen, key_in_argv = 0, []
         while proc.poll() is None:
             assert time.time() - started < 1200, "benchmark.yml still running after 1200 s"
@@ -109,7 +113,8 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
     run = subprocess.CompletedProcess(proc.args, proc.returncode)
     sys.stderr.write("benchmark.yml: %.0f s\n" % (time.time() - started))
     assert run.returncode == 0, out[-6000:]
-    host = results / "sim-spark"
+    [host] = results.glob("*/sim-spark")
+    assert re.fullmatch(r"\d{8}T\d{6}Z", host.parent.name), host
     data = json.loads((host / "results.json").read_text())
     assert data["endpoint"]["url"] == "http://127.0.0.1:%d" % simulator
     assert [[lv["concurrency"] for lv in r["levels"]] for r in data["runs"]] == [[1, 4], [1, 4]]

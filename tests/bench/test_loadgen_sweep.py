@@ -9,6 +9,7 @@ runs longer ones through INFEROPS_BENCH_LEVELS / INFEROPS_BENCH_RUNS / INFEROPS_
 """
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import os
@@ -61,9 +62,14 @@ def simulator(tmp_path):
 
 def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     out = tmp_path / "results"
-    # AIPerf's own default puts an aiperf_mmap_<id> directory in the temporary directory and leaves it there.
-    tmpdir = tmp_path / "tmp"
+    # AIPerf's own default puts an aiperf_mmap_<id> directory in the temporary directory and leaves it there;
+    # and a temporary directory this long (pytest's) makes its socket paths too long for Unix sockets: run-loadgen
+    # gives each AIPerf run a short directory of its own and removes it.
+    tmpdir = tmp_path / "a-temporary-directory-longer-than-aiperf-sockets-allow"
     tmpdir.mkdir()
+    assert len(str(tmpdir)) > 40
+    leftovers = ("aiperf-*", "aiperf_mmap_*", "tmp*")
+    before = {path for pattern in leftovers for path in glob.glob(os.path.join("/tmp", pattern))}
     started = time.time()
     run = subprocess.run(
         [loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "sweep", "--url", simulator, "--engine", "vllm",
@@ -92,8 +98,9 @@ def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     first = results["runs"][0]["levels"]
     assert first[-1]["output_tok_s"] > first[0]["output_tok_s"]
     # Nothing left behind: no dataset files in the temporary directory, none beside the results.
-    assert not [path.name for path in tmpdir.iterdir() if path.name.startswith("aiperf_mmap_")]
-    assert not list((out / "aiperf").glob("*.mmap"))
+    assert not list(tmpdir.iterdir())
+    after = {path for pattern in leftovers for path in glob.glob(os.path.join("/tmp", pattern))}
+    assert not [path for path in after - before if "aiperf" in path or os.path.isdir(os.path.join(path, "aiperf"))]
     progress = [line for line in run.stderr.splitlines() if "level" in line and "elapsed" in line]
     assert len(progress) >= 2 * len(levels) * int(RUNS)
 

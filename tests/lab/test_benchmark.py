@@ -287,6 +287,9 @@ def test_pin_refuses_a_nightly_30_percent_slower_and_pins_one_within_the_thresho
     entries = [e for e in known_bad(fleet) if e.get("digest") == slow]
     assert entries and entries[0]["signature"] == "slower_than_baseline", known_bad(fleet)
     assert "vs the baseline's" in entries[0]["symptom"]
+    # The evidence is the benchmark's results on the controller (here), not a file on the canary.
+    where, path = entries[0]["evidence_log"].split(":", 1)
+    assert where == "controller" and os.path.isfile(path) and path.endswith("/results.json"), entries[0]
     assert lock(fleet)[IMAGE]["digest"] == good
     assert container_image(HOST) == before  # back on the deployment before the candidate
 

@@ -249,3 +249,14 @@ def test_api_key_from_stdin_or_a_variable_refuses_an_empty_one_naming_its_source
                                       "--api-key-env VLLM_API_KEY names an empty or unset environment variable")):
         with pytest.raises(lg.LoadgenError, match=needle.replace("-", r"\-")):
             lg.api_key(stdin, env, name)
+
+
+def test_aiperf_tmp_base_keeps_its_socket_paths_under_the_unix_limit():
+    # AIPerf 0.x: <base>/tmpXXXXXXXX/aiperf/event_bus_proxy_backend.ipc, at most 107 characters.
+    socket_tail = "/aiperf-abcdefgh/tmpcezztt_7/aiperf/event_bus_proxy_backend.ipc"
+    assert lg.aiperf_tmp_base("/tmp") == "/tmp"
+    assert lg.aiperf_tmp_base("/" + "t" * 39) == "/" + "t" * 39
+    assert lg.aiperf_tmp_base("/" + "t" * 40) == "/tmp"
+    assert lg.aiperf_tmp_base("/tmp/pytest-of-root/pytest-3778/test_sweep_against_the_simulat0/tmp") == "/tmp"
+    assert lg.aiperf_tmp_base("/var/long/tmp", fallback="/x") == "/var/long/tmp"
+    assert len("/" + "t" * 39 + socket_tail) <= 107
