@@ -15,7 +15,11 @@ and tuned overlay live there, never in the repository's inventories), converged 
 * playbooks/pin.yml -e inferops_pin_bench=true: a good nightly pinned with its figures (no baseline
   yet: recorded), a nightly 30 % slower (tests/lab/nightly.sh build VERSION slow_nightly 0.30)
   refused with both figures and on the known-bad list as slower_than_baseline, the canary back on
-  the deployment before it; a nightly 5 % slower (within the 10 % threshold) pinned with its figures.
+  the deployment before it; a nightly 5 % slower (within the 10 % threshold) pinned with its figures;
+* and on a second host, a simulated g7e (``bm-g7e``, port 8152, g7e-fp8-sglang: SGLang FP8 TP8/EP8) from
+  its own inventory: benchmark.yml with seed 002's burst (500 prompts at once), output tok/s within 10 %
+  of seed 002's 3,215 (the simulator slowed 10 times: INFEROPS_LAB_BENCH_BURST_TIME_SCALE), the profile's
+  burst figure beside it in the table.
 
 Time compression, and how the figures are read. At the performance model's own speed a 256-token
 request takes ~70 s at 32 concurrent and this file took an hour (estimated). The simulator's
@@ -44,10 +48,12 @@ about 45 s a level with AIPerf's start.
 Environment: INFEROPS_LAB_BENCH_TIME_SCALE (default 8; 1 runs the model at its real speed, about an
 hour), INFEROPS_LAB_BENCH_SECONDS (model seconds per benchmark level, default 160). The load generator
 (AIPerf, .venv-loadgen) is created by scripts/loadgen-env on first use (3-5 minutes; cached after).
-Estimated at SCALE 8 on the 2-core lab machine, from tests/bench's measured per-level cost (AIPerf's
-start ~20 s a level + warm-up + the level + the drain of requests in flight): fleet ~4, benchmark ~5
-(6 levels), tune ~10 (3 deployments + 3 levels + site.yml twice), pin ~9 (3 builds, 3 pins of 2 runs):
-about 28 minutes, not yet measured.
+Measured on the 2-core lab machine on 2026-12-01 (a mutation run niced beside it): the Spark's three
+tests 16.5 minutes (fleet and converge 63 s, benchmark 254 s, tune 284 s, pin 366 s), the g7e's 5.4
+minutes (fleet and converge 81 s, the burst 237 s). Figures in model time: 23.3 tok/s at 1 (seed 000:
+23.6), 129.4 at 32 (131.3), KV 63.5 % at 32, acceptance 0.67 / 0.36; tune chose 16; the pin's baseline
+383.4 tok/s measured (47.9 in model time; seed 000: 47.1), the 30 % slower nightly 268.8 (-29.9 %:
+refused), the 5 % one 364.9 (-4.8 %: pinned); the g7e burst 3,108 tok/s (seed 002: 3,215, -3.3 %).
 """
 from __future__ import annotations
 
@@ -87,7 +93,7 @@ def model_tok_s(measured):
 # concurrency): 23.6 at 1, 47.1 at 4, 131.3 at 32.
 SEED000 = {1: 23.6, 4: 47.1, 32: 131.3}
 
-# Half an hour in the lab (time compressed): `make bench` runs it, `make test` does not (its short
+# 22 minutes in the lab (time compressed): `make bench` runs it, `make test` does not (its short
 # version is tests/bench/test_benchmark_playbook.py).
 pytestmark = [pytest.mark.lab, pytest.mark.heavy]
 
