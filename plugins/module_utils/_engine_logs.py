@@ -771,7 +771,7 @@ class LogScanner(object):
         self.long_lines = 0
         self.context = deque(maxlen=CONTEXT_BEFORE)
         self.blocks = {}  # process tag -> [traceback state, record header it belongs to, line it opened at]
-        self.pending_tail = None  # raw bytes at the end of the last counted-only chunk
+        self.pending_tail = None  # raw bytes (whole lines, at most TAIL_BYTES) of the last counted-only lines
         self.replay_back = 0  # while replaying that tail: how many counted lines follow the current one
         self.drafter_tags = set()
         self.quantized_moe_seen = False
@@ -875,8 +875,20 @@ class LogScanner(object):
         self.context.append(show(line))
 
     def skip(self, count, tail=b""):
-        """Account for ``count`` lines not fed one by one; ``tail`` are the raw bytes they end with."""
+        """Account for ``count`` lines not fed one by one; ``tail`` are the raw bytes they end with.
+
+        Consecutive skips add up: a container's stream comes a few lines a chunk, and the context of a
+        fatal in the next chunk is the last lines before it, not only the last chunk's. Without a tail
+        (a range counted elsewhere) the lines before are unknown and none are kept.
+        """
         self.lines += count
+        if not tail:
+            self.pending_tail = None
+            return
+        tail = (self.pending_tail or b"") + tail
+        if len(tail) > TAIL_BYTES:
+            cut = tail.find(b"\n", len(tail) - TAIL_BYTES - 1) + 1  # whole lines only
+            tail = tail[cut:] if cut > 0 else tail[-TAIL_BYTES:]
         self.pending_tail = tail
 
     def replay_tail(self):
@@ -897,10 +909,14 @@ class LogScanner(object):
         self.replay_back = 0
 
     def observe_line(self, raw):
-        """Match one line found in a counted-only chunk (a metrics line), without counting it."""
+        """Match one engine record found in a counted-only chunk (a metrics line), without counting it and
+        without following its stream's traceback state: the lines before it in the chunk are read after it
+        (replay_tail), if at all, and must find the state they left."""
         line = clean_line(raw[:LINE_CAP])
         if line:
-            self._match(line)
+            msg, tag, kind = parse_line(line)[:3]
+            if kind == RECORD:
+                self._run(AFTER, msg, line, tag)
 
     def _structure(self, outer, msg, kind, engine, level, source):
         """Follow the traceback structure of the stream ``outer``; return the exception text, if any."""

@@ -589,7 +589,16 @@ def test_a_healthy_engine_whose_clients_write_every_fatal_signature_is_proven_he
         assert el.compare_expect(GB10_EXPECT, result) == []
     path = tmp_path / "hostile.log"
     path.write_text("\n".join(lines * 200), encoding="utf-8")  # the counted-only path too
-    assert el.scan_file(str(path), chunk_size=4096)["fatal"] is None
+    for chunk_size in (512, 4096, 65536):
+        assert el.scan_file(str(path), chunk_size=chunk_size)["fatal"] is None, chunk_size
+    # And as a container's stream, a few lines a chunk: the skipped lines before a needle are read again
+    # (replay_tail) in the state they left, even when a metrics line after them was read first.
+    data = path.read_bytes() + b"\n"
+    for sizes in ((300,), (4096, 100, 20000)):
+        scanner = el.LogScanner()
+        for begin, end in _cuts_at_lines(data, sizes):
+            el.feed_bytes(scanner, data[begin:end])
+        assert scanner.result()["fatal"] is None, sizes
 
 
 def test_evidence_only_from_engine_records():
@@ -1258,3 +1267,62 @@ def test_last_metrics_line_only_before_the_stop_in_a_large_file(tmp_path):
     # a metrics line that is the file's first line
     path.write_bytes((metric % "3.00" + "\n" + REQUEST * 10).encode())
     assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [needle]) == [metric % "3.00"]
+
+
+# --- a container's stream: whole-line chunks fed as they come (backend_assert's follow) -------------
+def _cuts_at_lines(data, sizes):
+    """Where ``data`` (whole lines) is cut into chunks of about each size of ``sizes`` in turn, each
+    ending with its newline, as _docker_api.follow_container hands them to feed_bytes."""
+    cuts, pos, index = [], 0, 0
+    while pos < len(data):
+        nl = data.find(b"\n", min(len(data) - 1, pos + sizes[index % len(sizes)] - 1))
+        cut = len(data) if nl < 0 else nl + 1
+        cuts.append((pos, cut))
+        pos, index = cut, index + 1
+    return cuts
+
+
+# A healthy start, 300 KB of access lines after readiness (counted, not read: more than TAIL_BYTES in
+# one chunk), then a real crash whose root cause and context come from lines before its needle.
+STREAM_LOGS = [(None, "vllm-0.19-mtp-illegal-memory-access.log"), (None, "sglang-0.5.9-eagle-oom.log"),
+               (REAL, "sglang-0.5-oom-traceback-sigquit.log"), (REAL, "vllm-0.2x-engine-dead-headerless-traceback.log")]
+
+
+def _stream_lines(where, name):
+    tail = corpus_text(name)[1] if where else open(fixture(name), encoding="utf-8").read().splitlines()
+    if name.startswith("sglang-"):
+        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+            head = handle.read().splitlines()
+    else:
+        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    return head + [REQUEST.strip()] * (300 * 1024 // len(REQUEST)) + tail
+
+
+@pytest.mark.parametrize("where, name", STREAM_LOGS, ids=lambda x: x and os.path.basename(x))
+def test_a_stream_of_whole_line_chunks_reads_as_line_by_line(where, name):
+    lines = _stream_lines(where, name)
+    expected = el.scan_lines(lines)
+    assert expected["ready"] and expected["fatal"]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    for sizes in ((1,), (4096, 100, 70000), (200 * 1024,), (len(data),)):
+        scanner = el.LogScanner()
+        for begin, end in _cuts_at_lines(data, sizes):
+            el.feed_bytes(scanner, data[begin:end])
+        assert scanner.result() == expected, sizes
+
+
+@pytest.mark.parametrize("where, name", STREAM_LOGS[:2], ids=lambda x: x and os.path.basename(x))
+def test_feed_bytes_reads_only_its_range_of_a_larger_buffer(where, name):
+    # scan_file reuses one buffer: bytes before ``start`` and from ``end`` on are another chunk's. Here
+    # they are lines of a real crash and a partial line, which must count for nothing.
+    lines = _stream_lines(where, name)
+    expected = el.scan_lines(lines)
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    noise = ("\n".join(corpus_text("sglang-0.5-oom-traceback-sigquit.log")[1]) + "\nINFO 12-01 partial").encode()
+    buf = bytearray(noise + data + noise)
+    for sizes in ((4096, 100, 70000), (200 * 1024,), (len(data),)):
+        scanner = el.LogScanner()
+        for begin, end in _cuts_at_lines(data, sizes):
+            el.feed_bytes(scanner, buf, len(noise) + end, len(noise) + begin)
+        assert scanner.result() == expected, sizes
+
