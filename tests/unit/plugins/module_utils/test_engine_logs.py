@@ -1326,3 +1326,84 @@ def test_feed_bytes_reads_only_its_range_of_a_larger_buffer(where, name):
             el.feed_bytes(scanner, buf, len(noise) + end, len(noise) + begin)
         assert scanner.result() == expected, sizes
 
+
+
+def test_conflicting_config_dump_lines_are_kept_up_to_five_distinct_values():
+    # linear_backend from "Selected <kernel> for ..." is a resolved (config) line: a later different one is a
+    # conflict at that tier too; a repeated value is not a new conflict, and at most 5 are kept.
+    kernels = ["MarlinNvFp4LinearKernel", "FlashInferCutlassNvFp4LinearKernel", "FlashInferTrtllmNvFp4LinearKernel",
+               "FlashInferCuteDslNvFp4LinearKernel", "FlashInferB12xNvFp4LinearKernel", "CutlassNvFp4LinearKernel",
+               "EmulationNvFp4LinearKernel"]
+    lines = [VLLM + "Selected %s for Fp8LinearMethod" % kernel for kernel in kernels]
+    result = el.scan_lines(lines[:2] + [lines[1]] + lines[2:])
+    assert result["observed"]["linear_backend"] == "MARLIN"
+    assert result["conflicts"] == {"linear_backend": [
+        {"value": "FLASHINFER_CUTLASS", "line": lines[1]}, {"value": "FLASHINFER_TRTLLM", "line": lines[2]},
+        {"value": "FLASHINFER_CUTEDSL", "line": lines[3]}, {"value": "FLASHINFER_B12X", "line": lines[4]},
+        {"value": "VLLM_CUTLASS", "line": lines[5]}]}
+    assert result["observed"]["warnings"][0] == (
+        "conflicting evidence for linear_backend: MARLIN, then FLASHINFER_CUTLASS in: " + lines[1])
+    assert len(result["observed"]["warnings"]) == 5
+
+
+def test_the_ready_line_is_the_evidence_of_readiness():
+    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    # vLLM's "Application startup complete" proves readiness; the evidence names the server it started.
+    assert RESULT["ready"] and any("Application startup complete" in line for line in lines)
+    assert RESULT["evidence"]["ready"] == next(line for line in lines if "Starting vLLM server on http://" in line)
+
+
+def test_a_second_consequence_does_not_replace_the_first_and_a_root_cause_is_looked_for_300_lines():
+    dead = ERR + "EngineCore failed to start."
+    died = ERR + "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client."
+    filler = [REQUEST.strip()] * 50
+    result = el.scan_lines([dead] + filler[:3] + [died] + filler)
+    assert result["fatal"]["line"] == dead and result["fatal"]["kind"] == "engine_dead"
+    # The root cause 50 lines after the consequence (past its context) still becomes the headline ...
+    result = el.scan_lines([dead] + filler + [ERR + "ValueError: bad"])
+    assert result["fatal"]["line"] == ERR + "ValueError: bad" and result["fatal"]["kind"] == "config_error"
+    # ... but not 300 lines after.
+    result = el.scan_lines([dead] + [REQUEST.strip()] * 300 + [ERR + "ValueError: bad"])
+    assert result["fatal"]["line"] == dead
+
+
+def test_a_skipped_chunk_in_another_encoding_is_read_again_without_an_error():
+    # journald export of a host with a Russian locale, as CP1251 rather than UTF-8: the bytes are not UTF-8.
+    journald = corpus_text("vllm-fork-journald-localised-month.log")[1]
+    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    with open(fixture("vllm-0.19-mtp-illegal-memory-access.log"), encoding="utf-8") as handle:
+        crash = handle.read().splitlines()
+    scanner = el.LogScanner()
+    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
+    assert scanner.ready
+    el.feed_bytes(scanner, ("\n".join(journald[3:6]) + "\n").encode("cp1251"))  # counted, its tail kept
+    el.feed_bytes(scanner, ("\n".join(crash) + "\n").encode("utf-8"))
+    result, expected = scanner.result(), el.scan_lines(crash)["fatal"]
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    assert result["fatal"]["line"] == expected["line"]
+    assert result["fatal"]["line_number"] == len(head) + 3 + expected["line_number"]
+    assert result["log_lines_read"] == len(head) + 3 + len(crash)
+
+
+def test_the_last_metrics_line_of_a_skipped_chunk_is_read_wherever_it_is():
+    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
+            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
+        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1][0]
+    second = metrics.replace("Mean acceptance length: 3.00", "Mean acceptance length: 2.41")
+    scanner = el.LogScanner()
+    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
+    # A chunk that is one metrics line (at its first byte), then one with two: the last one counts.
+    el.feed_bytes(scanner, (metrics + "\n").encode("utf-8"))
+    assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
+    el.feed_bytes(scanner, ("\n".join([REQUEST.strip(), second, REQUEST.strip(), metrics, REQUEST.strip()]) + "\n"
+                            ).encode("utf-8"))
+    assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
+    el.feed_bytes(scanner, ("\n".join([metrics, second]) + "\n").encode("utf-8"))
+    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
+    # In a range of a larger buffer, a metrics line outside the range is not this chunk's.
+    chunk = (REQUEST.strip() + "\n").encode("utf-8")
+    buf = bytearray((metrics + "\n").encode("utf-8") + chunk + (metrics + "\n").encode("utf-8"))
+    el.feed_bytes(scanner, buf, len(buf) - len(metrics) - 1, len(metrics) + 1)
+    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
