@@ -1327,7 +1327,6 @@ def test_feed_bytes_reads_only_its_range_of_a_larger_buffer(where, name):
         assert scanner.result() == expected, sizes
 
 
-
 def test_conflicting_config_dump_lines_are_kept_up_to_five_distinct_values():
     # linear_backend from "Selected <kernel> for ..." is a resolved (config) line: a later different one is a
     # conflict at that tier too; a repeated value is not a new conflict, and at most 5 are kept.
