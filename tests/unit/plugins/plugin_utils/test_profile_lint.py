@@ -490,8 +490,8 @@ EXTRA = [
         "mamba-scheduler-strategy": None, "mamba_scheduler_strategy": "no_buffer", "cuda_graph_max_bs": 160}},
      None, None),
     ("sub-key-of-a-plain-flag", LATENCY, None, {"args": {"max-num-seqs.limit": 4}}, None),
-    ("sglang-underscore-version-unreadable", SGLANG, {"image": {"engine_version": "latest"},
-                                                       "args": {"moe_runner_backend": "triton"}}, None, None),
+    ("sglang-underscore-version-unreadable", SGLANG,
+     {"image": {"engine_version": "latest"}, "args": {"moe_runner_backend": "triton"}}, None, None),
     # speculative_config by dotted keys, after a broken JSON, not a mapping, a misspelt key
     ("spec-dotted-keys", LATENCY, {"args": {"speculative_config": None, "speculative-config.num_speculative_tokens": 2,
                                             "speculative-config.method": "mtp"}}, None, None),
