@@ -489,7 +489,10 @@ EXTRA = [
     ("sglang-underscore-gone", SGLANG, {"image": {"engine_version": "0.5.20"}, "args": {
         "mamba-scheduler-strategy": None, "mamba_scheduler_strategy": "no_buffer", "cuda_graph_max_bs": 160}},
      None, None),
-    ("sub-key-of-a-plain-flag", LATENCY, None, {"args": {"max-num-seqs.limit": 4}}, None),
+    ("sub-key-of-a-plain-flag", LATENCY, None, {"args": {"max-num-seqs.limit": 4, "swap-space": 4,
+                                                         "zzzz-qqqq-xxxx": 1}}, None),
+    ("sub-key-of-a-misspelt-flag", LATENCY, None, {"args": {"speculative-configs.method": "mtp"}}, None),
+    ("sub-key-of-a-later-flag", LATENCY, None, {"args": {"watchdog-config.timeout_s": 600}}, None),
     ("sglang-underscore-version-unreadable", SGLANG,
      {"image": {"engine_version": "latest"}, "args": {"moe_runner_backend": "triton"}}, None, None),
     # speculative_config by dotted keys, after a broken JSON, not a mapping, a misspelt key
