@@ -57,8 +57,8 @@ class Arg:
         resolved = catalog.resolve(rel, self.flag) if rel is not None else None
         if rel is not None and rel.engine == "sglang" and resolved["canonical"] is None and "_" in self.flag:
             # The hyphenated spelling, so rules still see what was meant; sglang-flag-underscore
-            # reports the spelling itself.
-            resolved = dict(catalog.resolve(rel, self.flag.replace("_", "-")), underscore=True)
+            # reports the spelling itself when the hyphenated one is a flag, flag-unknown otherwise.
+            resolved = catalog.resolve(rel, self.flag.replace("_", "-"))
         self.resolved = resolved or {"canonical": None, "form": "unknown", "entry": None, "subkey": None}
         known = self.resolved["form"] in ("flag", "alias", "negation", "abbreviation")
         self.canonical = self.resolved["canonical"] if known else None
@@ -91,7 +91,6 @@ class LintContext:
 
     def __init__(self, profile, overrides=None, known_bad=None):
         overrides = overrides or {}
-        self.overrides = overrides
         self.profile = apply_overrides(profile, overrides) if overrides else profile
         self.name = self.profile.get("name", "(unnamed)")
         self.engine = self.profile.get("engine")
@@ -313,7 +312,7 @@ def check_flag_unknown(ctx):
     if not ctx.checkable:
         return
     for entry in ctx.args:
-        if entry.canonical is not None or entry.resolved.get("underscore"):
+        if entry.canonical is not None:
             continue
         form = entry.resolved["form"]
         if form == "ambiguous":
@@ -333,6 +332,10 @@ def check_flag_unknown(ctx):
                                           "--" + entry.resolved["canonical"]))
             continue
         option = "--" + catalog.flag_name(ctx.engine, entry.flag).partition(".")[0]
+        if entry.subkey and option in ctx.release.strings:
+            yield ("%s: %s of %s is not a JSON config option, so it takes no dotted sub-key (the engine exits "
+                   "parsing its value); write %s: <value>" % (entry.written, option, ctx.engine_label, option[2:]))
+            continue
         if catalog.option_releases(ctx.engine, option):
             continue  # a flag of other releases: flag-version says which
         nearest = catalog.suggest_flag(ctx.release, entry.flag)
@@ -344,11 +347,11 @@ def check_flag_version(ctx):
     if not ctx.checkable:
         return
     for entry in ctx.args:
-        if entry.canonical is not None or entry.resolved["form"] != "unknown" or entry.resolved.get("underscore"):
+        if entry.canonical is not None or entry.resolved["form"] != "unknown":
             continue
         option = "--" + catalog.flag_name(ctx.engine, entry.flag).partition(".")[0]
         present = catalog.option_releases(ctx.engine, option)
-        if not present:
+        if not present or option in ctx.release.strings:  # a sub-key of this release's flag: flag-unknown
             continue
         name = option[2:]
         replacement = catalog.REPLACEMENTS.get((ctx.engine, name))
@@ -433,7 +436,8 @@ def check_sglang_underscore(ctx):
     if ctx.engine != "sglang":
         return
     for entry in ctx.args:
-        if "_" in entry.flag:
+        # (an underscore spelling whose hyphenated one is no flag of the release either: flag-unknown)
+        if "_" in entry.flag and (entry.canonical is not None or not ctx.checkable):
             yield ("%s: SGLang's argparse does not turn '_' into '-' and exits with 'unrecognized arguments'; "
                    "spell it --%s" % (entry.written, entry.flag.replace("_", "-")))
 
@@ -731,7 +735,8 @@ def check_env_removed(ctx):
         message = "env %s=%s%s does nothing on %s (last read by %s %s); " % (
             name, value, _env_where(ctx, name), ctx.engine_label, ctx.engine, readers[-1])
         if facts and facts["replacement"]:
-            if ctx.arg(facts["replacement"]) is not None:
+            # (`flag: false` or a bare `flag: true` sets no backend: the env var's choice is lost)
+            if ctx.value(facts["replacement"]) is not None:
                 yield ("warning", message + "remove it; %s already says it" % _replacement(ctx, facts, value))
             else:
                 yield ctx.lacks(message + "set %s instead and remove it" % _replacement(ctx, facts, value),

@@ -278,6 +278,17 @@ QUIET = [
     ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "qwen3"}}),  # not ours to judge
     ("engine-version-uncatalogued", LATENCY, version("0.33.0")),
     ("env-unknown", SGLANG, {"env": {"SGLANG_DISABLE_DEEP_GEMM": None, "SGLANG_ENABLE_JIT_DEEPGEMM": "0"}}),
+    # vLLM reads moe_backend lower-cased with '-' as '_' (engine-facts 1.2)
+    ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="flashinfer-cutlass")}}),
+    ("sglang-max-running-requests-burst", SGLANG, {"description": "Latency.", "measured": {"x": 1},
+                                                   "args": {"max-running-requests": 48}}),
+    ("sglang-sm120-required-flags", SGLANG, {"hardware": {"compute_capability": "9.0"},
+                                             "args": {"fp8-gemm-backend": None}}),  # H100: not SM120
+    ("sglang-hicache-mamba", SGLANG, {"model": "org/Other-FP8", "args": {"enable-hierarchical-cache": True}}),
+    ("flag-value", LATENCY, {"args": {"hf-token": True}}),  # an optional value: bare is fine
+    ("env-value", LATENCY, {"env": {"VLLM_USE_FLASHINFER_MOE_FP4": True}}),  # YAML booleans: 1 and 0
+    ("env-value", LATENCY, {"env": {"VLLM_USE_FLASHINFER_MOE_FP4": False}}),
 ]
 
 
@@ -340,6 +351,25 @@ def test_known_bad_accepts_a_full_digest():
 def test_known_bad_entry_without_a_digest_is_refused():
     with pytest.raises(ProfileError, match="digest or a digest_prefix"):
         lint_profile(LATENCY, known_bad=[{"signature": "x"}])
+
+
+def test_a_known_bad_list_that_is_not_a_list_is_refused():
+    with pytest.raises(ProfileError, match=r"^known_bad must be a list of \{repository, digest or digest_prefix"):
+        lint_profile(LATENCY, known_bad={"digest": SEED_DIGEST})
+
+
+def test_lint_profile_refuses_what_is_not_a_profile():
+    with pytest.raises(ProfileError, match=r"^lint_profile needs a profile mapping or a profile name, not 'list'$"):
+        lint_profile([LATENCY])
+
+
+def test_rules_limits_the_run_to_those_rules():
+    broken = overlay(load_profile(FALLBACK), {"args": {"moe-backend": "bogus"}})
+    assert [f["rule"] for f in lint_profile(broken)] == ["image-tag-only", "flag-value",
+                                                         "vllm-nvfp4-sm12x-moe-backend"]
+    assert [f["rule"] for f in lint_profile(broken, rules=["flag-value"])] == ["flag-value"]
+    assert [f["rule"] for f in lint_profile(broken, rules=["image-tag-only", "vllm-nvfp4-sm12x-moe-backend"])] == [
+        "image-tag-only", "vllm-nvfp4-sm12x-moe-backend"]
 
 
 def test_a_known_bad_file_with_an_entry_without_a_digest_is_refused_naming_the_file(tmp_path):
@@ -438,6 +468,63 @@ EXTRA = [
     ("dashed-gemm-env-at-0.24", LATENCY, {"image": {"engine_version": "0.24.0"},
                                           "env": {"VLLM_NVFP4_GEMM_BACKEND": "flashinfer-cutlass"}}, None, None),
     ("no-digest-no-tag", LATENCY, {"image": {"digest": None, "tag": None}}, None, None),
+    ("unnamed-profile", LATENCY, {"name": None, "engine": "tgi"}, None, None),
+    # 0.19.2rc1.dev134 lies between 0.19.1 and 0.20.0: what 0.20.0 has is a warning, not an error
+    ("nightly-upper-has-it", LATENCY, {"args": {"kv-cache-dtype": "nvfp4", "attention-backend": "turboquant",
+                                                "mamba-backend": "triton", "speculative_config": dict(
+                                                    MTP_NO_NESTED, moe_backend="triton",
+                                                    synthetic_acceptance_length=2.0)}}, None, None),
+    ("below-the-oldest-release", SGLANG, {"image": {"engine_version": "0.5.0"}}, {"args": {"max-num-seqz": 8}},
+     None),
+    # each flag is judged, whatever came before it
+    ("skipped-flags-then-bad-ones", LATENCY, None, {"args": {"max-num": 8, "tp": 1, "zzzz-qqqq-xxxx": 1,
+                                                             "hf-token": True, "scheduling-policy": "lifo"}}, None),
+    ("ambiguous-with-history", SGLANG, {"args": {"nsa-prefill": "flashmla_sparse"}}, None, None),
+    ("alias-bare", SGLANG, {"image": {"engine_version": "0.5.23"},
+                            "args": {"mamba-scheduler-strategy": None, "tensor-parallel-size": True}}, None, None),
+    ("deprecated-in-the-newest", LATENCY, {"image": {"engine_version": "0.33.0"},
+                                           "args": {"log-config-file": "/etc/vllm/logging.json"}}, None, None),
+    # an underscore spelling whose hyphenated one is no flag either; a sub-key of a flag that takes none
+    ("sglang-underscore-typo", SGLANG, {"args": {"moe_runer_backend": "triton"}}, None, None),
+    ("sglang-underscore-gone", SGLANG, {"image": {"engine_version": "0.5.20"}, "args": {
+        "mamba-scheduler-strategy": None, "mamba_scheduler_strategy": "no_buffer", "cuda_graph_max_bs": 160}},
+     None, None),
+    ("sub-key-of-a-plain-flag", LATENCY, None, {"args": {"max-num-seqs.limit": 4, "swap-space": 4,
+                                                         "zzzz-qqqq-xxxx": 1}}, None),
+    ("sub-key-of-a-misspelt-flag", LATENCY, None, {"args": {"speculative-configs.method": "mtp"}}, None),
+    ("sub-key-of-a-later-flag", LATENCY, None, {"args": {"watchdog-config.timeout_s": 600}}, None),
+    ("sglang-underscore-version-unreadable", SGLANG,
+     {"image": {"engine_version": "latest"}, "args": {"moe_runner_backend": "triton"}}, None, None),
+    # speculative_config by dotted keys, after a broken JSON, not a mapping, a misspelt key
+    ("spec-dotted-keys", LATENCY, {"args": {"speculative_config": None, "speculative-config.num_speculative_tokens": 2,
+                                            "speculative-config.method": "mtp"}}, None, None),
+    ("spec-broken-json-then-dotted", LATENCY, {"args": {"speculative_config": '{"method": "mtp",'}},
+     {"args": {"speculative-config.disable_by_batch_size": 8}}, None),
+    ("spec-not-a-mapping", LATENCY, {"args": {"speculative_config": "[2]"}}, None, None),
+    ("spec-key-typo", LATENCY, {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backnd="triton")}}, None,
+     None),
+    ("spec-unreadable-version", LATENCY, {"image": {"engine_version": "latest"}}, None, None),
+    ("spec-moe-backend-of-later-releases", LATENCY,
+     {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="batched_triton")}}, None, None),
+    ("sglang-before-fp8-gemm-backend", SGLANG, {"image": {"engine_version": "0.5.6"}, "args": {
+        "mamba-scheduler-strategy": None, "fp8-gemm-backend": None, "moe-runner-backend": "deep_gemm"}}, None, None),
+    ("sglang-fp8-gemm-auto", SGLANG, {"args": {"fp8-gemm-backend": "auto"}}, None, None),
+    ("sglang-deepep-v2", SGLANG, {"image": {"engine_version": "0.5.19"}}, {"args": {"moe-a2a-backend": "deepep_v2"}},
+     None),
+    # env vars: a replacement flag that sets nothing, inventory overrides, a nightly past the last reader,
+    # a removed var with no facts, a misspelling with no near name, a var of later releases
+    ("env-replacement-flag-sets-nothing", LATENCY, {"image": {"engine_version": "0.24.0"},
+                                                    "args": {"moe-backend": True, "linear-backend": False}},
+     None, None),
+    ("env-removed-override", LATENCY, {"image": {"engine_version": "0.24.0"}},
+     {"env": {"VLLM_NVFP4_GEMM_BACKEND": "cutlass"}}, None),
+    ("env-deprecated-override", LATENCY, {"image": {"engine_version": "0.22.0"}},
+     {"env": {"VLLM_NVFP4_GEMM_BACKEND": "bogus"}}, None),
+    ("env-removed-nightly", LATENCY, {"image": {"engine_version": "0.24.1.dev3"}}, None, None),
+    ("env-removed-no-facts", LATENCY, {"env": {"VLLM_FUSED_MOE_CHUNK_SIZE": "32768"}}, None, None),
+    ("env-unknown-and-too-new", LATENCY, None, {"env": {"VLLM_ZZZZ_QQQQ": "1",
+                                                        "VLLM_B12X_MOE_FP4_FORCE_A16": "1"}}, None),
+    ("env-value-of-later-releases", LATENCY, {"env": {"VLLM_NVFP4_GEMM_BACKEND": "emulation"}}, None, None),
 ]
 
 
