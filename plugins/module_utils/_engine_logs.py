@@ -886,9 +886,8 @@ class LogScanner(object):
             self.pending_tail = None
             return
         tail = (self.pending_tail or b"") + tail
-        if len(tail) > TAIL_BYTES:
-            cut = tail.find(b"\n", len(tail) - TAIL_BYTES - 1) + 1  # whole lines only
-            tail = tail[cut:] if cut > 0 else tail[-TAIL_BYTES:]
+        if len(tail) > TAIL_BYTES:  # whole lines only (a tail ends with its newline)
+            tail = tail[tail.find(b"\n", len(tail) - TAIL_BYTES - 1) + 1:]
         self.pending_tail = tail
 
     def replay_tail(self):

@@ -1289,7 +1289,11 @@ STREAM_LOGS = [(None, "vllm-0.19-mtp-illegal-memory-access.log"), (None, "sglang
 
 
 def _stream_lines(where, name):
-    tail = corpus_text(name)[1] if where else open(fixture(name), encoding="utf-8").read().splitlines()
+    if where:
+        tail = corpus_text(name)[1]
+    else:
+        with open(fixture(name), encoding="utf-8") as handle:
+            tail = handle.read().splitlines()
     if name.startswith("sglang-"):
         with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
             head = handle.read().splitlines()
