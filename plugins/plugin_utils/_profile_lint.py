@@ -48,14 +48,16 @@ _OVERRIDE_NOTE = " (set by the inventory override %s)"
 class Arg:
     """One ``args`` entry as the engine's parser (of the catalog release) will read it."""
 
-    __slots__ = ("flag", "value", "resolved", "canonical", "spec", "negated", "subkey", "form", "from_override")
+    __slots__ = ("flag", "value", "resolved", "canonical", "spec", "negated", "subkey", "form", "from_override",
+                 "respelt")
 
     def __init__(self, rel, flag, value, from_override):
         self.flag = str(flag).lstrip("-")
         self.value = value
         self.from_override = from_override
         resolved = catalog.resolve(rel, self.flag) if rel is not None else None
-        if rel is not None and rel.engine == "sglang" and resolved["canonical"] is None and "_" in self.flag:
+        self.respelt = rel is not None and rel.engine == "sglang" and resolved["canonical"] is None and "_" in self.flag
+        if self.respelt:
             # The hyphenated spelling, so rules still see what was meant; sglang-flag-underscore
             # reports the spelling itself when the hyphenated one is a flag, flag-unknown otherwise.
             resolved = catalog.resolve(rel, self.flag.replace("_", "-"))
@@ -316,15 +318,20 @@ def check_flag_unknown(ctx):
             continue
         form = entry.resolved["form"]
         if form == "ambiguous":
-            option = "--" + catalog.flag_name(ctx.engine, entry.flag)
+            option = "--" + catalog.flag_name(ctx.engine, entry.flag.replace("_", "-") if entry.respelt else entry.flag)
             present = catalog.option_releases(ctx.engine, option)
             replacement = catalog.REPLACEMENTS.get((ctx.engine, option[2:]))
             history = (" (%s exists in %s%s)" % (option, _range_note(ctx.engine, present),
                                                  "; use --%s" % replacement[0] if replacement else "")) \
                 if present else ""
+            matches = ", ".join(entry.resolved["abbreviates"])
+            if entry.respelt:  # argparse matches prefixes as written: the '_' spelling matches nothing
+                yield ("%s is not an option of %s: its argparse does not turn '_' into '-' and exits with "
+                       "'unrecognized arguments', and %s would be an ambiguous abbreviation (it matches %s)%s; "
+                       "write the full flag" % (entry.written, ctx.engine_label, option, matches, history))
+                continue
             yield ("%s is an ambiguous abbreviation for %s's parser (it matches %s) and the engine exits with "
-                   "'ambiguous option'%s; write the full flag"
-                   % (entry.written, ctx.engine_label, ", ".join(entry.resolved["abbreviates"]), history))
+                   "'ambiguous option'%s; write the full flag" % (entry.written, ctx.engine_label, matches, history))
             continue
         if form == "short_only":
             yield ("%s is not an option of %s: -%s is a short option, and a profile renders every key as "
@@ -469,6 +476,13 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
     at_least = catalog.version_in
     backend = ctx.value("moe-backend")
     supported = kernels.nvfp4_moe_sm12x_backends(ctx.version, at_least)
+    if not supported:  # older than every kernel that runs NVFP4 MoE on sm_12x
+        first = min(kernels.NVFP4_MOE_SM12X.items(), key=lambda item: catalog.parse_version(item[1][0]))
+        yield ("NVFP4 model on %s with --moe-backend %s: %s has no NVFP4 MoE kernel for sm_12x (the first is %s, "
+               "from vLLM %s: %s); use an image of vLLM %s or later with args.moe-backend: marlin (what the "
+               "seeds measured)" % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, first[0],
+                                    first[1][0], first[1][1], first[1][0]))
+        return
     if backend in (None, "auto"):
         auto = "FLASHINFER_CUTLASS" if "FLASHINFER_CUTLASS" in supported else "MARLIN"
         if auto != kernels.NVFP4_MOE_SEED_PREFERRED[0]:

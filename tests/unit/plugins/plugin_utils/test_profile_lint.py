@@ -506,6 +506,9 @@ EXTRA = [
     ("spec-unreadable-version", LATENCY, {"image": {"engine_version": "latest"}}, None, None),
     ("spec-moe-backend-of-later-releases", LATENCY,
      {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="batched_triton")}}, None, None),
+    # older than every NVFP4 MoE kernel for sm_12x: no empty "use one of"
+    ("nvfp4-sm12x-before-any-kernel", LATENCY, merge(version("0.16.0"), {"args": {"moe-backend": "flashinfer_cutlass"}}),
+     None, None),
     ("sglang-before-fp8-gemm-backend", SGLANG, {"image": {"engine_version": "0.5.6"}, "args": {
         "mamba-scheduler-strategy": None, "fp8-gemm-backend": None, "moe-runner-backend": "deep_gemm"}}, None, None),
     ("sglang-fp8-gemm-auto", SGLANG, {"args": {"fp8-gemm-backend": "auto"}}, None, None),
