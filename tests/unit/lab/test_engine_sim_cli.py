@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SEED000_MODEL, SEED002_ARGS, SEED002_EAGLE, seed000_args
+from engine_sim_cases import SEED000_MODEL, SEED002_ARGS, SEED002_EAGLE, seed000_args
 
 from engine_sim import sglang_cli, vllm_cli
 from engine_sim.gpu import parse_query

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import (SEED000_ENV, SEED002_ARGS, SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args,
+from engine_sim_cases import (SEED000_ENV, SEED002_ARGS, SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args,
                       without)
 
 from engine_sim import sglang_cli, sglang_log, vllm_cli

@@ -10,7 +10,7 @@ import time
 import urllib.error
 
 import pytest
-from conftest import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
+from engine_sim_cases import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
                       replace_value, seed000_args)
 from test_engine_sim_process import Sim, chat, free_port, request, wait_ready
 

@@ -7,7 +7,7 @@ import time
 import urllib.error
 
 import pytest
-from conftest import GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED002_ARGS, SEED002_ENV, seed000_args
+from engine_sim_cases import GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED002_ARGS, SEED002_ENV, seed000_args
 from test_engine_sim_process import Sim, free_port, request, wait_ready
 
 from ansible_collections.inferops.serving.plugins.module_utils import _engine_logs as el
