@@ -24,7 +24,7 @@ pytestmark = pytest.mark.bench
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENGINE_SIM_DIR = os.path.join(ROOT, "tests", "lab", "engine_sim")
-_spec = importlib.util.spec_from_file_location("lab_doubles", os.path.join(ROOT, "tests", "unit", "lab", "conftest.py"))
+_spec = importlib.util.spec_from_file_location("lab_doubles", os.path.join(ROOT, "tests", "unit", "lab", "engine_sim_cases.py"))
 lab_doubles = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lab_doubles)
 

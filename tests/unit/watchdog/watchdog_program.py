@@ -2,8 +2,9 @@
 """Helpers of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
 from its file, as it is shipped to the hosts as a file beside the unified-memory rule it imports,
 not as part of a Python package; and its
-configuration as the server role writes it. (Not a conftest.py: tests/unit/lab imports its own
-``conftest`` by name.)"""
+configuration as the server role writes it. (Not a conftest.py: a module imported by the name
+``conftest`` is whichever folder's conftest came first; tests/unit/lab/engine_sim_cases.py is
+named for the same reason.)"""
 from __future__ import annotations
 
 import importlib.util
