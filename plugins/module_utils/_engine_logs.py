@@ -772,6 +772,7 @@ class LogScanner(object):
         self.context = deque(maxlen=CONTEXT_BEFORE)
         self.blocks = {}  # process tag -> [traceback state, record header it belongs to, line it opened at]
         self.pending_tail = None  # raw bytes (whole lines, at most TAIL_BYTES) of the last counted-only lines
+        self.skipped = 0  # lines counted since the last one read (fed or replayed)
         self.replay_back = 0  # while replaying that tail: how many counted lines follow the current one
         self.drafter_tags = set()
         self.quantized_moe_seen = False
@@ -879,16 +880,17 @@ class LogScanner(object):
 
         Consecutive skips add up: a container's stream comes a few lines a chunk, and the context of a
         fatal in the next chunk is the last lines before it, not only the last chunk's. Without a tail
-        (a range counted elsewhere) the lines before are unknown and none are kept.
+        (a range counted elsewhere), or when the tail had to be cut (TAIL_BYTES), the lines read before
+        are no longer the ones just before what follows: a fatal's context then starts with the tail.
         """
         self.lines += count
-        if not tail:
-            self.pending_tail = None
-            return
-        tail = (self.pending_tail or b"") + tail
+        self.skipped += count
+        tail = (self.pending_tail or b"") + tail if tail else b""
         if len(tail) > TAIL_BYTES:  # whole lines only (a tail ends with its newline)
             tail = tail[tail.find(b"\n", len(tail) - TAIL_BYTES - 1) + 1:]
-        self.pending_tail = tail
+        if tail.count(b"\n") < self.skipped:
+            self.context.clear()  # lines the tail lacks lie between them and the tail
+        self.pending_tail = tail or None
 
     def replay_tail(self):
         """Before feeding lines after a skip: read the last skipped lines (already counted) after all.
@@ -896,7 +898,7 @@ class LogScanner(object):
         They give the context and the traceback state, and a fatal without a needle of its own
         close before the chunk that has one (a C++ abort's "what():" before vLLM's "died unexpectedly").
         """
-        tail, self.pending_tail = self.pending_tail, None
+        tail, self.pending_tail, self.skipped = self.pending_tail, None, 0
         if not tail:
             return
         lines = tail.decode("utf-8", "replace").split("\n")

@@ -411,7 +411,11 @@ def test_values_match(expected, observed, same):
     assert el.values_match(expected, observed) is same
 
 
-RESULT = el.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
+@pytest.fixture(scope="module")
+def ok_result():
+    """A healthy GB10 start scanned whole; computed when a test runs, not at import: mutation testing
+    (benchmarks/mutation.sh) imports the tests once and switches the code under test per test run."""
+    return el.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
 
 
 @pytest.mark.parametrize("expect, optional, keys", [
@@ -424,14 +428,14 @@ RESULT = el.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
     ({"draft_attention_backend": None}, (), ["draft_attention_backend"]),
     ({"engine_version": None, "model": None}, (), ["engine_version", "model"]),
 ])
-def test_compare_expect(expect, optional, keys):
-    assert [m["key"] for m in el.compare_expect(expect, RESULT, optional)] == keys
+def test_compare_expect(ok_result, expect, optional, keys):
+    assert [m["key"] for m in el.compare_expect(expect, ok_result, optional)] == keys
 
 
-def test_a_value_where_none_is_expected_is_a_mismatch_with_its_proof():
-    assert el.compare_expect({"draft_moe_backend": None}, RESULT) == [
+def test_a_value_where_none_is_expected_is_a_mismatch_with_its_proof(ok_result):
+    assert el.compare_expect({"draft_moe_backend": None}, ok_result) == [
         {"key": "draft_moe_backend", "expected": None, "observed": "TRITON",
-         "evidence": RESULT["evidence"]["draft_moe_backend"]}]
+         "evidence": ok_result["evidence"]["draft_moe_backend"]}]
     assert el.compare_expect({"warnings": None}, {"observed": {"warnings": []}, "evidence": {}}) == []
 
 
@@ -1349,12 +1353,12 @@ def test_conflicting_config_dump_lines_are_kept_up_to_five_distinct_values():
     assert len(result["observed"]["warnings"]) == 5
 
 
-def test_the_ready_line_is_the_evidence_of_readiness():
+def test_the_ready_line_is_the_evidence_of_readiness(ok_result):
     with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
         lines = handle.read().splitlines()
     # vLLM's "Application startup complete" proves readiness; the evidence names the server it started.
-    assert RESULT["ready"] and any("Application startup complete" in line for line in lines)
-    assert RESULT["evidence"]["ready"] == next(line for line in lines if "Starting vLLM server on http://" in line)
+    assert ok_result["ready"] and any("Application startup complete" in line for line in lines)
+    assert ok_result["evidence"]["ready"] == next(line for line in lines if "Starting vLLM server on http://" in line)
 
 
 def test_a_second_consequence_does_not_replace_the_first_and_a_root_cause_is_looked_for_300_lines():
@@ -1410,3 +1414,160 @@ def test_the_last_metrics_line_of_a_skipped_chunk_is_read_wherever_it_is():
     buf = bytearray((metrics + "\n").encode("utf-8") + chunk + (metrics + "\n").encode("utf-8"))
     el.feed_bytes(scanner, buf, len(buf) - len(metrics) - 1, len(metrics) + 1)
     assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
+
+
+# --- what is decoded, what is only counted -------------------------------------------------------
+# The scan keeps grep speed because, once the start-up is over and nothing is pending, lines are only
+# counted and searched for the fatal needles: these tests count the lines decoded and read one by one
+# (LogScanner.feed), which an always-line-by-line scan would give the same results with, far slower.
+@pytest.fixture
+def fed(monkeypatch):
+    """The lines LogScanner.feed was given, in order."""
+    lines = []
+    real = el.LogScanner.feed
+
+    def counting(self, raw):
+        lines.append(raw)
+        return real(self, raw)
+
+    monkeypatch.setattr(el.LogScanner, "feed", counting)
+    return lines
+
+
+def _ok_head():
+    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
+        return handle.read().splitlines()
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_after_readiness_healthy_lines_are_counted_not_read(tmp_path, monkeypatch, fed, parallel):
+    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
+    head = _ok_head()
+    path = tmp_path / "ok.log"
+    path.write_text("\n".join(head + [STATS.strip(), REQUEST.strip()] * 2000) + "\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=64 * 1024, parallel=parallel)
+    assert result["ready"] and result["fatal"] is None and result["log_lines_read"] == len(head) + 4000
+    assert len(fed) <= len(head), len(fed)  # not one of the 4000 lines after readiness
+
+
+def test_after_a_root_cause_and_its_context_the_rest_is_counted_not_read(tmp_path, fed):
+    # seed 000's bad nightly: ready, then a CUDA illegal memory access; the API server logs on after it
+    with open(fixture("vllm-0.19-mtp-illegal-memory-access.log"), encoding="utf-8") as handle:
+        crash = handle.read().splitlines()
+    path = tmp_path / "crash.log"
+    path.write_text("\n".join(crash + [REQUEST.strip()] * 1000) + "\n", encoding="utf-8")
+    result = el.scan_file(str(path), chunk_size=4096, parallel=False)
+    read = len(fed)
+    after = [REQUEST.strip()] * 1000
+    assert result["fatal"] == el.scan_lines(crash + after)["fatal"] and result["log_lines_read"] == len(crash) + 1000
+    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
+    # read up to the fatal and its context after it; the 300-line look-ahead is for consequences only
+    assert read <= result["fatal"]["line_number"] + el.CONTEXT_AFTER + 1, read
+
+
+def test_a_large_remainder_goes_to_forked_workers_only_when_asked_and_possible(tmp_path, monkeypatch):
+    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
+    calls = []
+    real = el.count_parallel
+
+    def recording(path, start, stop, workers, needles=el.FATAL_NEEDLES):
+        calls.append(workers)
+        return real(path, start, stop, workers, needles)
+
+    monkeypatch.setattr(el, "count_parallel", recording)
+    path = tmp_path / "ok.log"
+    path.write_text("\n".join(_ok_head() + [REQUEST.strip()] * 500) + "\n", encoding="utf-8")
+    expected = el.scan_file(str(path), chunk_size=4096, parallel=False)
+    assert calls == []  # parallel=False: one process
+    monkeypatch.setattr(el.os, "cpu_count", lambda: 2)
+    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
+    monkeypatch.setattr(el.os, "cpu_count", lambda: None)  # unknown: one process
+    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
+
+
+# --- bytes that are not UTF-8, wherever they are read ----------------------------------------------
+def test_invalid_utf8_is_read_with_replacement_characters_wherever_it_is(tmp_path):
+    head = [line.encode("utf-8") for line in _ok_head()[:5]]  # a start, before readiness: read line by line
+    bad = b"\xff\xfe"
+    oom = (ERR + "torch.OutOfMemoryError: CUDA out of memory ").encode("utf-8") + bad
+    long_line = (VLLM + "prompt: ").encode("utf-8") + bad + b"z" * (el.LINE_CAP + 10)
+    path = tmp_path / "bytes.log"
+    # a short line, a line longer than the buffer, and the last line, without its newline
+    path.write_bytes(b"\n".join(head + [b"INFO " + bad, long_line, oom]))
+    result = el.scan_file(str(path), chunk_size=4096)
+    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line"].endswith("\ufffd\ufffd")
+    assert result["fatal"]["context"][-3] == "INFO \ufffd\ufffd"
+    assert result["fatal"]["context"][-2].startswith(VLLM + "prompt: \ufffd\ufffdzzz")
+    assert result["log_lines_read"] == len(head) + 3 and result["long_lines"] == 1
+    path.write_bytes(b"\n".join(head + [long_line]))  # the long line is the last one
+    result = el.scan_file(str(path), chunk_size=4096)
+    assert result["log_lines_read"] == len(head) + 1 and result["long_lines"] == 1
+    # a start-up phase read from bytes
+    tracker = el.StartupPhases("vllm")
+    tracker.feed_bytes(b"\n".join(head + [b"\xff" + head[0]]) + b"\n")
+    assert tracker.lines == len(head) + 1
+
+
+def test_a_skipped_metrics_line_with_invalid_utf8_is_still_read():
+    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
+            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
+        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1][0].encode("utf-8")
+    metrics = metrics.replace(b"Mean acceptance length: 3.00", b"Mean acceptance length: 2.41") + b" \xff"
+    scanner = el.LogScanner()
+    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
+    el.feed_bytes(scanner, REQUEST.encode() + metrics + b"\n" + REQUEST.encode())
+    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
+
+
+# --- a stream's skipped tails: whole lines, at most TAIL_BYTES, forgotten after an untold range ----------
+def test_long_lines_before_a_fatal_in_a_stream_are_its_context_whole():
+    # Logged requests of ~6 KB each (SGLang --log-requests): the last ten lines before the fatal fill most
+    # of TAIL_BYTES, so the tail of the skipped chunks is the fatal's whole context, and a tail cut
+    # inside a line would show in it.
+    with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
+        head = handle.read().splitlines()
+    requests = [SGL + "Receive: obj=GenerateReqInput(rid='%04d', text='%s')" % (i, ("%04d " % i) * 1200)
+                for i in range(40)]
+    fatal = "[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed."
+    lines = head + requests + [fatal]
+    expected = el.scan_lines(lines)
+    assert expected["fatal"]["line"] == fatal and expected["fatal"]["context"][0] == el.show(requests[-10])
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    for sizes in ((len(data) - len(fatal) - 1,), (30 * 1024,), (100 * 1024,), (7000,)):
+        scanner = el.LogScanner()
+        for begin, end in _cuts_at_lines(data, sizes):
+            el.feed_bytes(scanner, data[begin:end])
+        assert scanner.result() == expected, sizes
+
+
+def test_a_range_counted_elsewhere_forgets_the_tail_before_it():
+    head = _ok_head()
+    scanner = el.LogScanner()
+    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
+    el.feed_bytes(scanner, (REQUEST * 3).encode())
+    scanner.skip(1000)  # counted by workers: the lines just before the fatal are unknown
+    scanner.feed(ERR + "torch.OutOfMemoryError: CUDA out of memory.")
+    result = scanner.result()
+    assert result["fatal"]["line_number"] == len(head) + 3 + 1000 + 1
+    assert result["fatal"]["context"] == [ERR + "torch.OutOfMemoryError: CUDA out of memory."]
+
+
+# --- small pure helpers at their boundaries ----------------------------------------------------------------
+def test_excerpt_keeps_a_line_up_to_twice_the_width_plus_the_value():
+    import re
+    for extra, whole in ((0, True), (1, False)):
+        line = "a" * 60 + "key=VALUE" + "b" * (60 + extra)
+        m = re.search(r"key=[A-Z]+", line)
+        got = el._excerpt(line, m, m.start(), m.end())
+        assert (got == line) is whole, (extra, got)
+        if not whole:
+            assert got == "a" * 60 + " ... key=VALUE ..."
+    line = "a" * 10 + "key=VALUE" + "b" * 200  # shorter than the width after the value: still cut
+    m = re.search(r"key=[A-Z]+", line)
+    assert el._excerpt(line, m, m.start(), m.end(), width=100) == "a" * 10 + "key=VALUE" + "b" * 81 + " ... key=VALUE ..."
+
+
+def test_startup_phase_refuses_a_state_it_did_not_return_naming_it():
+    with pytest.raises(ValueError, match=r"^not a start-up phase state: \{'phase': 'warming'\}$"):
+        el.startup_phase({"phase": "warming"})
