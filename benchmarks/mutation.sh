@@ -47,6 +47,10 @@ cd "$work"
 } > setup.cfg
 # each property test on 10 fixed examples per mutant (tests/conftest.py), not Hypothesis' 100 random ones
 export HYPOTHESIS_PROFILE=mutation
+# Every test run of every mutant makes a pytest-of-<user>/pytest-N directory (the 100 MB logs of some
+# tests included): thousands per run, 65 GB once. In the work directory they go with it.
+mkdir -p "$work/tmp"
+export TMPDIR="$work/tmp"
 # MUTATION_MUTANTS: only these mutants (names or globs as mutmut prints them, space-separated), e.g. to
 # re-run the survivors of an earlier run against new tests
 read -r -a mutants <<< "${MUTATION_MUTANTS:-}"
