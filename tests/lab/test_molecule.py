@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The collection end to end in the lab (needs ``tests/lab/lab.sh up``): every molecule scenario
-(``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy), and
-the README's demo - the lab fleet converged with site.yml twice, the second time changing nothing.
+(``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy; two at a
+time), and the README's demo - the lab fleet converged with site.yml twice, the second time changing
+nothing.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -20,6 +22,8 @@ REPO = os.path.dirname(os.path.dirname(LAB))
 BIN = os.path.dirname(sys.executable)
 SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
                    if os.path.isfile(os.path.join(REPO, "molecule", name, "molecule.yml")))
+# Scenarios run at once (INFEROPS_MOLECULE_PARALLEL, default 2: the CI machine's cores).
+MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "2")))
 # The lab fleet's hosts and the profiles their inventory groups choose.
 FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-g7e": "g7e-fp8-sglang-eagle"}
 
@@ -37,10 +41,22 @@ def tail(result, lines=150):
     return "\n".join((result.stdout + result.stderr).splitlines()[-lines:])
 
 
+@pytest.fixture(scope="module")
+def scenario_runs():
+    """Every scenario's ``molecule test``, started when the first scenario's test asks, MOLECULE_PARALLEL
+    at a time: each scenario has its own target container and serving ports (host_vars), so they do
+    not meet, and most of a scenario's time is waiting on containers, not CPU."""
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=MOLECULE_PARALLEL)
+    runs = {scenario: pool.submit(run, [os.path.join(BIN, "molecule"), "test", "-s", scenario], 1800)
+            for scenario in SCENARIOS}
+    yield runs
+    pool.shutdown(wait=True)
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_molecule_scenario(scenario):
-    result, seconds = run([os.path.join(BIN, "molecule"), "test", "-s", scenario], timeout=1800)
-    print("molecule test -s %s: %.0f s" % (scenario, seconds))
+def test_molecule_scenario(scenario_runs, scenario):
+    result, seconds = scenario_runs[scenario].result()
+    print("molecule test -s %s: %.0f s (%d scenarios at a time)" % (scenario, seconds, MOLECULE_PARALLEL))
     assert result.returncode == 0, tail(result)
 
 
