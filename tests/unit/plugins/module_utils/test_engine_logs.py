@@ -1571,3 +1571,24 @@ def test_excerpt_keeps_a_line_up_to_twice_the_width_plus_the_value():
 def test_startup_phase_refuses_a_state_it_did_not_return_naming_it():
     with pytest.raises(ValueError, match=r"^not a start-up phase state: \{'phase': 'warming'\}$"):
         el.startup_phase({"phase": "warming"})
+
+
+# --- which records can hold an exception -----------------------------------------------------------
+def test_an_exception_line_logged_at_info_or_debug_by_vllm_is_not_a_fatal():
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert el.scan_lines([ERR + oom])["fatal"]["kind"] == "out_of_memory"
+    for level in ("INFO", "DEBUG"):
+        line = ERR.replace("ERROR", level) + oom
+        assert el.scan_lines([line])["fatal"] is None, level
+    # SGLang's records carry no level: an exception line in one is the engine's own
+    assert el.scan_lines([SGL + oom])["fatal"]["kind"] == "out_of_memory"
+
+
+def test_a_vllm_traceback_cut_by_another_loggers_record_ends_there():
+    # the process's traceback records share one header ([core.py:870] at ERROR); a record of another
+    # logger of the same process ends it, and an error record after that is read on its own
+    frames = [ERR + "Traceback (most recent call last):", ERR + '  File "/usr/lib/x.py", line 3, in run',
+              ERR + "    run()"]
+    other = VLLM + "Shutting down: the engine core is idle"
+    result = el.scan_lines(frames + [other, ERR + "ValueError: max_num_seqs must be at least 1"])
+    assert result["fatal"]["kind"] == "config_error" and result["fatal"]["line"].endswith("at least 1")
