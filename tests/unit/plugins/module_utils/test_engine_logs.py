@@ -1490,7 +1490,8 @@ def test_invalid_utf8_is_read_with_replacement_characters_wherever_it_is(tmp_pat
     head = [line.encode("utf-8") for line in _ok_head()[:5]]  # a start, before readiness: read line by line
     bad = b"\xff\xfe"
     oom = (ERR + "torch.OutOfMemoryError: CUDA out of memory ").encode("utf-8") + bad
-    long_line = (VLLM + "prompt: ").encode("utf-8") + bad + b"z" * (el.LINE_CAP + 10)
+    # longer than the buffer grows to (it doubles while not over LINE_CAP): read as its first LINE_CAP bytes
+    long_line = (VLLM + "prompt: ").encode("utf-8") + bad + b"z" * (3 * el.LINE_CAP)
     path = tmp_path / "bytes.log"
     # a short line, a line longer than the buffer, and the last line, without its newline
     path.write_bytes(b"\n".join(head + [b"INFO " + bad, long_line, oom]))

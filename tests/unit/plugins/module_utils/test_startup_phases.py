@@ -120,6 +120,22 @@ def test_a_progress_bar_updated_with_carriage_returns_counts_as_its_last_state()
     assert el.phase_of_line(progress_bar, "vllm")[0] == "cuda_graphs"
 
 
+def test_a_progress_bar_left_without_newline_counts_as_the_line_after_it():
+    # tqdm ends its bar with "\r", no newline, and the next record is written after it on the same line
+    bar = "Loading safetensors checkpoint shards: 100% Completed | 17/17 [05:21<00:00, 18.9s/it]\r"
+    line = bar + "(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading took 76.41 GiB"
+    assert el.phase_of_line(line, "vllm") == ("compile", "vllm_model_loaded")
+    assert el.phase_of_line(bar, "vllm") == ("weight_loading", "vllm_load_shards")
+    assert el.phase_of_line("\r \r", "vllm") == (None, None)  # only blank updates
+
+
+def test_a_phase_text_without_the_engines_header_is_not_a_phase_line():
+    # an echoed prompt or a pasted line: the record patterns need the logger's header
+    assert el.phase_of_line("Model loading took 76.41 GiB memory and 334.1 seconds", "vllm") == (None, None)
+    assert el.phase_of_line("(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading "
+                            "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
+
+
 def test_access_log_paths_never_move_the_phase():
     # a client can put any text in a request path; uvicorn's access log is not a start-up line
     line = '(APIServer pid=1) INFO:     172.17.0.1:53422 - "GET /Application%20startup%20complete. HTTP/1.1" 404'
