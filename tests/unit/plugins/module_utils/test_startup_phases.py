@@ -136,6 +136,17 @@ def test_a_phase_text_without_the_engines_header_is_not_a_phase_line():
                             "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
 
 
+def test_the_engine_named_decides_a_line_without_a_header():
+    # uvicorn's bare "Application startup complete." is vLLM's readiness; SGLang's is its own line after it
+    line = "INFO:     Application startup complete."
+    for engine, phase in (("vllm", "ready"), ("sglang", "process_start"), ("auto", "ready"), (None, "ready")):
+        tracker = el.StartupPhases(engine)
+        tracker.feed(line)
+        assert tracker.phase == phase, engine
+        assert el.startup_phase([line + "\n"], engine)["phase"] == phase, engine
+    assert el.startup_phase([line]) == {"phase": "ready", "line": line, "line_number": 1}
+
+
 def test_access_log_paths_never_move_the_phase():
     # a client can put any text in a request path; uvicorn's access log is not a start-up line
     line = '(APIServer pid=1) INFO:     172.17.0.1:53422 - "GET /Application%20startup%20complete. HTTP/1.1" 404'
