@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from engine_sim_cases import (SEED000_ENV, SEED002_ARGS, SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args,
-                      without)
+                              without)
 
 from engine_sim import sglang_cli, sglang_log, vllm_cli
 from engine_sim.decide import decide_sglang, decide_vllm

@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 from engine_sim_cases import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
-                      replace_value, seed000_args)
+                              replace_value, seed000_args)
 from engine_sim import perf
 from engine_sim.serving import runtime_fault, time_scale
 from test_engine_sim_process import Sim, wait_ready

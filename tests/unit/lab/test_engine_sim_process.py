@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 
 from engine_sim_cases import (ENGINE_SIM_DIR, GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS,
-                      SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args, without)
+                              SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args, without)
 
 PYTHON = shutil.which("python3.11") or sys.executable
 TIMEOUT = 20

@@ -11,7 +11,7 @@ import urllib.error
 
 import pytest
 from engine_sim_cases import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
-                      replace_value, seed000_args)
+                              replace_value, seed000_args)
 from test_engine_sim_process import Sim, chat, free_port, request, wait_ready
 
 SGLANG_MODEL = "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8"

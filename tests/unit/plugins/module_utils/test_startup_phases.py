@@ -122,10 +122,10 @@ def test_a_progress_bar_updated_with_carriage_returns_counts_as_its_last_state()
 
 def test_a_progress_bar_left_without_newline_counts_as_the_line_after_it():
     # tqdm ends its bar with "\r", no newline, and the next record is written after it on the same line
-    bar = "Loading safetensors checkpoint shards: 100% Completed | 17/17 [05:21<00:00, 18.9s/it]\r"
-    line = bar + "(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading took 76.41 GiB"
+    progress = "Loading safetensors checkpoint shards: 100% Completed | 17/17 [05:21<00:00, 18.9s/it]\r"
+    line = progress + "(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading took 76.41 GiB"
     assert el.phase_of_line(line, "vllm") == ("compile", "vllm_model_loaded")
-    assert el.phase_of_line(bar, "vllm") == ("weight_loading", "vllm_load_shards")
+    assert el.phase_of_line(progress, "vllm") == ("weight_loading", "vllm_load_shards")
     assert el.phase_of_line("\r \r", "vllm") == (None, None)  # only blank updates
 
 
