@@ -1521,6 +1521,21 @@ def test_a_skipped_metrics_line_with_invalid_utf8_is_still_read():
     assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
 
 
+@pytest.mark.parametrize("length", [3 * el.LINE_CAP, 10 * el.LINE_CAP, 10 * el.LINE_CAP - 1])
+def test_lines_after_a_line_longer_than_the_buffer_are_read_whole(tmp_path, length):
+    # the buffer grows to 128 KiB; the rest of a longer line is skipped over as many reads as it takes,
+    # and the next line, from its first byte, is read as usual (here a start-up failure)
+    head = [line.encode("utf-8") for line in _ok_head()[:5]]
+    long_line = (VLLM + "prompt: ").encode("utf-8") + b"z" * (length - len(VLLM) - 8)
+    oom = (ERR + "torch.OutOfMemoryError: CUDA out of memory.").encode("utf-8")
+    path = tmp_path / "long.log"
+    path.write_bytes(b"\n".join(head + [long_line, oom]) + b"\n")
+    result = el.scan_file(str(path), chunk_size=4096)
+    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line"] == oom.decode()
+    assert result["fatal"]["line_number"] == len(head) + 2 and result["log_lines_read"] == len(head) + 2
+    assert result["fatal"]["context"][-2] == el.show((VLLM + "prompt: ") + "z" * (el.LINE_CAP - len(VLLM) - 8))
+
+
 # --- a stream's skipped tails: whole lines, at most TAIL_BYTES, forgotten after an untold range ----------
 def test_long_lines_before_a_fatal_in_a_stream_are_its_context_whole():
     # Logged requests of ~6 KB each (SGLang --log-requests): the last ten lines before the fatal fill most
