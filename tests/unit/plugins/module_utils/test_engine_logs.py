@@ -1483,6 +1483,16 @@ def test_a_large_remainder_goes_to_forked_workers_only_when_asked_and_possible(t
     assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
     monkeypatch.setattr(el.os, "cpu_count", lambda: None)  # unknown: one process
     assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
+    # a client's prompt with a fatal needle in the remainder: the workers count once, then the scan
+    # reads on line by line (counting the rest again at every chunk would be quadratic)
+    monkeypatch.setattr(el.os, "cpu_count", lambda: 2)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(VLLM + "Received request chatcmpl-1: prompt: 'what does Traceback (most recent call last) mean?'\n")
+        handle.write("\n".join([REQUEST.strip()] * 500) + "\n")
+    expected = el.scan_file(str(path), chunk_size=4096, parallel=False)
+    del calls[:]
+    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
+    assert expected["fatal"] is None and expected["log_lines_read"] == len(_ok_head()) + 1001
 
 
 # --- bytes that are not UTF-8, wherever they are read ----------------------------------------------

@@ -147,6 +147,14 @@ def test_the_engine_named_decides_a_line_without_a_header():
     assert el.startup_phase([line]) == {"phase": "ready", "line": line, "line_number": 1}
 
 
+def test_a_start_up_line_after_readiness_does_not_move_the_phase():
+    # SGLang logs "Load weight begin" again when it loads a LoRA adapter or updates weights while serving
+    lines = ["[2026-06-11 10:00:00] The server is fired up and ready to roll!",
+             "[2026-06-11 10:00:01] Load weight begin. avail mem=1.00 GB"]
+    assert el.startup_phase(lines, "sglang")["phase"] == "ready"
+    assert el.startup_phase(lines, "sglang")["line_number"] == 1
+
+
 def test_access_log_paths_never_move_the_phase():
     # a client can put any text in a request path; uvicorn's access log is not a start-up line
     line = '(APIServer pid=1) INFO:     172.17.0.1:53422 - "GET /Application%20startup%20complete. HTTP/1.1" 404'
