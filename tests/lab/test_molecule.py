@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The collection end to end in the lab (needs ``tests/lab/lab.sh up``): every molecule scenario
-(``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy; two at a
-time), and the README's demo - the lab fleet converged with site.yml twice, the second time changing
+(``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy; one at a
+time unless INFEROPS_MOLECULE_PARALLEL says more), and the README's demo - the lab fleet converged with site.yml twice, the second time changing
 nothing.
 """
 from __future__ import annotations
@@ -22,8 +22,10 @@ REPO = os.path.dirname(os.path.dirname(LAB))
 BIN = os.path.dirname(sys.executable)
 SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
                    if os.path.isfile(os.path.join(REPO, "molecule", name, "molecule.yml")))
-# Scenarios run at once (INFEROPS_MOLECULE_PARALLEL, default 2: the CI machine's cores).
-MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "2")))
+# Scenarios run at once (INFEROPS_MOLECULE_PARALLEL, default 1). Two at a time took 389 s for the four
+# on this 2-core machine against 748 s one after another, but engine_faults failed once that way in a
+# clean-clone CI run with a mutation run beside it (2026-12-01): one at a time until that is understood.
+MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "1")))
 # The lab fleet's hosts and the profiles their inventory groups choose.
 FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-g7e": "g7e-fp8-sglang-eagle"}
 

@@ -130,7 +130,7 @@ def test_a_start_stuck_in_a_phase_fails_naming_it(fleet):
 
 
 def test_a_slow_cold_start_shows_phase_and_elapsed_every_30_s(fleet):
-    run = Converge(fleet, {"ENGINE_SIM_STARTUP_DELAY": 120})
+    run = Converge(fleet, {"ENGINE_SIM_STARTUP_DELAY": 150})
     assert run.finish() == 0, run.text[-6000:]
     progress = run.progress()
     assert len(progress) >= 4, run.text[-6000:]
@@ -139,7 +139,7 @@ def test_a_slow_cold_start_shows_phase_and_elapsed_every_30_s(fleet):
     gaps = [later - earlier for earlier, later in zip(times, times[1:])]
     assert max(gaps) <= 30, gaps  # a line at least every 30 s (server_ready_wait_chunk 25 + the module's start)
     elapsed = [seconds for dummy, dummy2, seconds in progress]
-    assert elapsed == sorted(elapsed) and elapsed[-1] >= 90
+    assert elapsed == sorted(elapsed) and elapsed[-1] >= 100
     phases = [phase for dummy, phase, dummy2 in progress]
     # the simulator's phase lines, as the engines print them, read by the collection
     assert {"engine_init", "weight_loading"} <= set(phases) and len(set(phases)) >= 3, phases
