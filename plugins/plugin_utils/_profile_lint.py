@@ -60,7 +60,7 @@ class Arg:
         if self.respelt:
             # The hyphenated spelling, so rules still see what was meant; sglang-flag-underscore
             # reports the spelling itself when the hyphenated one is a flag, flag-unknown otherwise.
-            resolved = catalog.resolve(rel, self.flag.replace("_", "-"))
+            resolved = catalog.resolve(rel, self.meant)
         self.resolved = resolved or {"canonical": None, "form": "unknown", "entry": None, "subkey": None}
         known = self.resolved["form"] in ("flag", "alias", "negation", "abbreviation")
         self.canonical = self.resolved["canonical"] if known else None
@@ -68,6 +68,11 @@ class Arg:
         self.negated = catalog.is_negation(self.resolved) if known else False
         self.subkey = self.resolved["subkey"]
         self.form = self.resolved["form"]
+
+    @property
+    def meant(self):
+        """The flag as it was resolved: an SGLang ``_`` spelling that is no flag, with ``-`` (respelt)."""
+        return self.flag.replace("_", "-") if self.respelt else self.flag
 
     @property
     def written(self):
@@ -318,7 +323,7 @@ def check_flag_unknown(ctx):
             continue
         form = entry.resolved["form"]
         if form == "ambiguous":
-            option = "--" + catalog.flag_name(ctx.engine, entry.flag.replace("_", "-") if entry.respelt else entry.flag)
+            option = "--" + catalog.flag_name(ctx.engine, entry.meant)
             present = catalog.option_releases(ctx.engine, option)
             replacement = catalog.REPLACEMENTS.get((ctx.engine, option[2:]))
             history = (" (%s exists in %s%s)" % (option, _range_note(ctx.engine, present),

@@ -685,11 +685,10 @@ FATAL_LOGS = [(None, name) for name in ("vllm-0.19-mtp-illegal-memory-access.log
     if e["fatal"] and e["fatal"]["kind"] != "config_error" and e["file"] != "vllm-engine-core-init-failed-apiserver.log"]
 
 
-@pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
-def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
-    # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
-    # needles cover it), with the same line, context and root cause. The start-up is of the crash's
-    # engine (a log is one engine's, and only that engine's needles are searched).
+def _ready_head_and_crash(where, name):
+    """``(head, tail)``: a start of the crash's engine up to readiness, and the crash's lines (a corpus
+    file when ``where`` is set, else a composed fixture). A log is one engine's: only that engine's
+    needles are searched."""
     if where:
         tail = corpus_text(name)[1]
     else:
@@ -700,6 +699,15 @@ def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where
             head = handle.read().splitlines()
     else:
         head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    return head, tail
+
+
+@pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
+def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
+    # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
+    # needles cover it), with the same line, context and root cause. The start-up is of the crash's
+    # engine (a log is one engine's, and only that engine's needles are searched).
+    head, tail = _ready_head_and_crash(where, name)
     path = str(tmp_path / "x.log")
     before = _write_filler(path, head, REQUEST.strip(), 2 << 20, tail)
     result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
@@ -1293,16 +1301,7 @@ STREAM_LOGS = [(None, "vllm-0.19-mtp-illegal-memory-access.log"), (None, "sglang
 
 
 def _stream_lines(where, name):
-    if where:
-        tail = corpus_text(name)[1]
-    else:
-        with open(fixture(name), encoding="utf-8") as handle:
-            tail = handle.read().splitlines()
-    if name.startswith("sglang-"):
-        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
-            head = handle.read().splitlines()
-    else:
-        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
+    head, tail = _ready_head_and_crash(where, name)
     return head + [REQUEST.strip()] * (300 * 1024 // len(REQUEST)) + tail
 
 
