@@ -10,6 +10,10 @@
 inventory plans (the deployment plan: the lock's digest, the profile, the options), and reads
 the engine's health, one real completion and its live metrics. ``drift`` lists every way the
 host differs from its plan; a host with drift, or one that does not answer, is not OK.
+
+``unread_status`` is the row of a host that could not be read at all (unreachable, or a read
+failed), and ``fleet_status`` gives every host of the play a row, so one dead host never hides
+the others (the reason it is dead is in its row).
 """
 from __future__ import annotations
 
@@ -99,3 +103,62 @@ def host_status(host, deployment, container=None, recorded=None, health=None, co
         "smoke_latency_seconds": latency,
         "details": {k: v for k, v in live.items() if v is not None},
     }
+
+
+UNREAD = "NOT READ: failed or not reached, see its errors above"
+
+
+def unread_status(result, host, deployment=None, task=None, censored=False):
+    """The status row of a host whose read did not happen, or None when ``result`` says it answered.
+
+    ``result`` is a registered task result: the reach probe (ansible.builtin.ping with
+    ``ignore_unreachable``), or ``ansible_failed_result`` in a rescue with ``task`` the failed
+    task's name. ``censored`` (the failed task is ``no_log``) keeps its message out of the row:
+    a no_log task's error may quote what it hid.
+    """
+    result = result or {}
+    if task is None and not result.get("unreachable") and not result.get("failed") and result.get("ping") == "pong":
+        return None
+    reason = " ".join(str(result.get("msg") or "no reason given").split())
+    # ansible-core 2.19+ prefixes a result's message with what the reader already knows.
+    reason = reason[len("Task failed: "):] if reason.startswith("Task failed: ") else reason
+    if result.get("unreachable"):
+        state = "UNREACHABLE: %s" % reason
+    elif task is None:
+        state = "NOT READ: the host answered nothing usable: %s" % reason
+    elif censored:
+        state = "NOT READ: %r failed (its message is hidden: the task is no_log)" % task
+    else:
+        state = "NOT READ: %r failed: %s" % (task, reason)
+    deployment = deployment or {}
+    return {
+        "host": host,
+        "ok": False,
+        "state": state,
+        "drift": [],
+        "problems": [state],
+        "profile": (deployment.get("profile") or {}).get("name"),
+        "digest": None,
+        "planned_digest": _image_digest((deployment.get("image") or {}).get("ref")),
+        "last_known_good": None,
+        "engine_version": None,
+        "url": None,
+        "smoke_answer": None,
+        "smoke_latency_seconds": None,
+        "details": {},
+    }
+
+
+def fleet_status(hosts, statuses):
+    """One status row per host of ``hosts``, in order: its own, or a NOT READ row where it has none.
+
+    ``statuses`` maps a host to its ``server_status``; a host whose status tasks failed before
+    any row was recorded has None or no entry.
+    """
+    rows = []
+    for host in hosts:
+        status = statuses.get(host)
+        if not isinstance(status, dict):
+            status = {"host": host, "ok": False, "state": UNREAD, "drift": [], "problems": [UNREAD], "details": {}}
+        rows.append(status)
+    return rows

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import host_status
+from ansible_collections.inferops.serving.plugins.plugin_utils._status import UNREAD, fleet_status, host_status, unread_status
 
 LOCK = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "a" * 64}}}
 DEPLOYMENT = plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8101,
@@ -56,3 +56,46 @@ def test_a_wrong_answer_or_no_health_is_not_serving():
 def test_no_container_is_drift():
     status = host_status("s1", DEPLOYMENT, {"exists": False}, {}, {}, {}, "")
     assert status["state"].startswith("DRIFT: no container inferops-serving")
+
+
+# unread_status and fleet_status: every host has a row (issue 26).
+
+PONG = {"changed": False, "ping": "pong"}
+# The reach probe's result for an SSH host nobody listens for (ansible-core 2.21, ignore_unreachable).
+UNREACHABLE = {"unreachable": True, "changed": False,
+               "msg": "Task failed: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 port 22: "
+                      "Connection timed out"}
+
+
+def test_a_host_that_answered_has_no_unread_row():
+    assert unread_status(PONG, "s1", DEPLOYMENT) is None
+
+
+def test_an_unreachable_host_has_a_row_with_the_reason_and_its_plan():
+    row = unread_status(UNREACHABLE, "s1", DEPLOYMENT)
+    assert not row["ok"]
+    assert row["state"] == ("UNREACHABLE: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 "
+                            "port 22: Connection timed out")
+    assert row["profile"] == "gb10-nvfp4-mtp-throughput" and row["planned_digest"] == "sha256:" + "a" * 64
+
+
+def test_a_failed_probe_that_is_not_unreachable_is_not_read():
+    row = unread_status({"failed": True, "msg": "Missing sudo password"}, "s1", DEPLOYMENT)
+    assert row["state"] == "NOT READ: the host answered nothing usable: Missing sudo password"
+
+
+def test_a_failed_read_names_its_task_and_hides_a_no_log_message():
+    failed = {"failed": True, "msg": "Error connecting: secret-looking text"}
+    assert unread_status(failed, "s1", DEPLOYMENT, task="Read the watchdog's state")["state"] == (
+        "NOT READ: \"Read the watchdog's state\" failed: Error connecting: secret-looking text")
+    hidden = unread_status(failed, "s1", DEPLOYMENT, task="Look at the serving container", censored=True)
+    assert "secret-looking" not in str(hidden)
+    assert hidden["state"] == "NOT READ: 'Look at the serving container' failed (its message is hidden: the task is no_log)"
+
+
+def test_fleet_status_gives_every_host_a_row_in_order():
+    serving = {"host": "s1", "ok": True, "state": "serving"}
+    rows = fleet_status(["s0", "s1", "s2"], {"s1": serving, "s2": None})
+    assert [row["host"] for row in rows] == ["s0", "s1", "s2"]
+    assert rows[1] is serving
+    assert rows[0]["state"] == rows[2]["state"] == UNREAD and not rows[0]["ok"]
