@@ -18,21 +18,32 @@ specification), JSON ``{"token": ...}`` or ``{"access_token": ...}``. Nothing he
 registry by name except Docker Hub's naming rules (``docker.io`` is served by
 ``registry-1.docker.io``; one-component names live under ``library/``), which are part of the
 image reference format, not of its authentication.
+
+Credentials stay with their host: a redirect to another origin (scheme, host, port) loses the
+``Authorization`` header (as requests and community.docker do), the token realm of an https
+registry must be https, and nothing a realm answers is repeated in a message. The credentials
+``docker pull`` would use come from the Docker CLI's ``config.json`` (``auths`` entries, or the
+credential helper ``credHelpers``/``credsStore`` names), looked up the way community.docker (the
+pull) and the Docker CLI look them up.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import ipaddress
 import json
 import re
 
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 DOCKER_HUB = "docker.io"
 # The host that serves docker.io's registry API (distribution/reference and the Docker CLI map
 # docker.io and index.docker.io to it).
 DOCKER_HUB_API = "registry-1.docker.io"
 DOCKER_HUB_ALIASES = ("docker.io", "index.docker.io", "registry-1.docker.io")
+# The key the Docker CLI writes for Docker Hub in config.json, and asks credential helpers for.
+DOCKER_HUB_CONFIG_KEY = "https://index.docker.io/v1/"
 
 # Media types of a tag's manifest, most specific last; all are accepted so a multi-platform tag
 # answers with its index (the digest docker pull records), a single-platform one with its manifest.
@@ -160,13 +171,21 @@ def parse_challenge(header):
     return scheme.lower(), params
 
 
-def token_request(params, repository):
+def token_request(params, repository, scheme="https"):
     """The token endpoint URL for a Bearer challenge's params: the realm with ``service`` and
-    ``scope`` (the challenge's scope, else pull access to ``repository``) as query parameters."""
+    ``scope`` (the challenge's scope, else pull access to ``repository``) as query parameters.
+
+    ``scheme`` is the registry's: the realm of an https registry must be https too, or the
+    credentials sent to it (and the token it answers) would cross the network in clear text.
+    """
     realm = params.get("realm")
     parts = urlsplit(realm or "")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise RegistryError("the registry's Bearer challenge has no usable realm (%r)" % realm)
+    if scheme == "https" and parts.scheme != "https":
+        raise RegistryError("the registry is https but its Bearer challenge names the plain-http token realm "
+                            "%s://%s: refused, the credentials and the token would cross the network in clear "
+                            "text (a registry listed in insecure_registries may use one)" % (parts.scheme, parts.netloc))
     query = [(key, params[key]) for key in ("service",) if params.get(key)]
     query.append(("scope", params.get("scope") or "repository:%s:pull" % repository))
     return realm + ("&" if parts.query else "?") + urlencode(query)
@@ -180,9 +199,91 @@ def token_from_answer(text):
         raise RegistryError("the token endpoint did not answer JSON: %s" % exc) from exc
     token = (data.get("token") or data.get("access_token")) if isinstance(data, dict) else None
     if not isinstance(token, str) or not token:
-        found = ", ".join(sorted(data)) if isinstance(data, dict) else "not an object"
-        raise RegistryError("the token endpoint's answer has no token or access_token (%s)" % found)
+        # Nothing of the answer is repeated: the realm may be any URL.
+        raise RegistryError("the token endpoint's JSON answer has no token or access_token")
     return token
+
+
+def _origin(url):
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+
+
+def follow_redirect(url, location, headers):
+    """(the URL a redirect from ``url`` leads to, the headers to send there).
+
+    The ``Authorization`` header goes along only to the same origin (scheme, host and port): a
+    registry that redirects elsewhere (a CDN, a mirror, a hostile host) never gets the Basic
+    password or the Bearer token.
+    """
+    target = urljoin(url, str(location or ""))
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise RegistryError("%s redirected to a location that is not an http(s) URL" % url.split("?")[0])
+    if _origin(target) == _origin(url):
+        return target, dict(headers)
+    return target, dict((key, value) for key, value in headers.items() if key.lower() != "authorization")
+
+
+def _config_host(key):
+    """The registry a config.json key names: scheme and path dropped, Docker Hub's aliases as docker.io."""
+    host = re.sub(r"^[a-z]+://", "", str(key)).split("/", 1)[0].lower()
+    return DOCKER_HUB if host in DOCKER_HUB_ALIASES else host
+
+
+def docker_config_auth(config, registry):
+    """Where the Docker CLI config (``config.json``, parsed) keeps the credentials of ``registry``.
+
+    Returns ``{"helper": name or None, "server": what to ask the helper for, "entry": ...}``:
+    ``helper`` is the credential helper (``credHelpers[registry]``, else ``credsStore``) whose
+    ``docker-credential-<helper> get`` is asked first; ``entry`` is the ``auths`` entry's
+    ``{"key", "username", "password"}`` (from its base64 ``auth``, or its ``username`` and
+    ``password``), or None. The same lookup as community.docker's (the pull): the exact key, then
+    any key whose host is the registry (``https://index.docker.io/v1/`` for Docker Hub).
+    RegistryError for an entry that cannot be used, naming the key, never the value.
+    """
+    if not isinstance(config, dict):
+        raise RegistryError("the Docker config is not a JSON object")
+    server = DOCKER_HUB_CONFIG_KEY if registry == DOCKER_HUB else registry
+    helpers = config.get("credHelpers") or {}
+    helper = (helpers.get(server) or helpers.get(registry)) if isinstance(helpers, dict) else None
+    helper = helper or config.get("credsStore") or None
+    auths = config.get("auths") or {}
+    if not isinstance(auths, dict):
+        raise RegistryError("the Docker config's auths is not a mapping")
+    key = registry if registry in auths else next((k for k in auths if _config_host(k) == registry), None)
+    entry = auths.get(key) if key is not None else None
+    found = None
+    if isinstance(entry, dict) and entry.get("auth"):
+        try:
+            username, sep, password = base64.b64decode(str(entry["auth"]), validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, ValueError):
+            sep = username = password = ""
+        if not sep or not username:
+            raise RegistryError("the Docker config's auths entry %r has an auth value that is not base64 of "
+                                "user:password (run docker login again)" % key)
+        found = {"key": key, "username": username, "password": password}
+    elif isinstance(entry, dict) and entry.get("username"):
+        found = {"key": key, "username": str(entry["username"]), "password": str(entry.get("password") or "")}
+    elif isinstance(entry, dict) and entry.get("identitytoken"):
+        raise RegistryError("the Docker config's auths entry %r holds an identity token (an OAuth refresh token), "
+                            "which image_digest does not exchange: give username and password" % key)
+    return {"helper": str(helper) if helper else None, "server": server, "entry": found}
+
+
+def helper_credentials(output):
+    """``{"username", "password"}`` from a credential helper's ``get`` answer (``{"ServerURL",
+    "Username", "Secret"}``, the docker-credential-helpers protocol); RegistryError without the value."""
+    try:
+        data = json.loads(output)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("Secret"), str) or not data.get("Username"):
+        raise RegistryError("the credential helper's answer is not {ServerURL, Username, Secret}")
+    if data["Username"] == "<token>":
+        raise RegistryError("the credential helper holds an identity token (an OAuth refresh token), which "
+                            "image_digest does not exchange: give username and password")
+    return {"username": str(data["Username"]), "password": data["Secret"]}
 
 
 def registry_errors(text):

@@ -21,8 +21,19 @@ description:
     digest C(docker pull) records in C(RepoDigests) and the image lock holds.
   - A registry that answers C(401) with a C(WWW-Authenticate) header C(Bearer realm=...,service=...,scope=...)
     (a challenge) (Docker Hub, GHCR, most registries) gets the token flow of Docker's token
-    authentication specification, anonymous unless O(username) is given; a C(Basic) challenge
-    needs O(username) and O(password).
+    authentication specification, anonymous when no credentials are found; a C(Basic) challenge
+    (a registry with htpasswd authentication) needs credentials.
+  - The credentials are O(username) and O(password) when given, else the ones C(docker pull)
+    (and community.docker's pull) would use on the host the module runs on, from the Docker CLI
+    configuration O(docker_config) (C(docker login) writes it): the credential helper its
+    C(credHelpers) names for the registry, or its C(credsStore) (C(docker-credential-<name> get),
+    for example C(ecr-login) for ECR), then its C(auths) entry for the registry (base64 C(auth), or
+    C(username) and C(password)). An identity token (an OAuth refresh token) is not exchanged.
+    They are read only when the registry asks for them, and never returned or logged.
+  - Credentials stay with their host. A redirect to another origin (scheme, host or port) is
+    followed without the C(Authorization) header; the token realm of an https registry must be
+    https; nothing the token endpoint answers is repeated in an error message (the realm may be
+    any URL).
   - The image reference is read as docker reads it. A name without a registry host is on Docker
     Hub (C(docker.io), whose API is C(registry-1.docker.io)), a one-component Docker Hub name
     under C(library/). A registry on a loopback address (C(localhost), C(127.0.0.0/8), C(::1)) is
@@ -57,6 +68,13 @@ options:
   password:
     description: Password or access token that goes with O(username).
     type: str
+  docker_config:
+    description:
+      - The Docker CLI configuration file read for credentials when O(username) is not given.
+      - Default, as the Docker CLI and community.docker find it on the host the module runs on (so,
+        with C(become), root's):  C($DOCKER_CONFIG/config.json), else C(~/.docker/config.json).
+        A missing file means no credentials.
+    type: path
   validate_certs:
     description: Verify the registry's TLS certificate.
     type: bool
@@ -96,6 +114,12 @@ EXAMPLES = r"""
     image: registry.example.com/inference/vllm:prod
     username: "{{ registry_user }}"
     password: "{{ registry_token }}"
+  no_log: true
+
+- name: A private registry, with the credentials docker login stored for root (as the pull uses them)
+  inferops.serving.image_digest:
+    image: nvcr.io/nvidia/vllm:25.11-py3
+  become: true
 """
 
 RETURN = r"""
@@ -134,9 +158,18 @@ authenticated:
   returned: success
   type: str
   sample: bearer
+credentials:
+  description:
+    - Where the credentials came from (never the credentials), V(none) when none were sent:
+      V(options), C(<config.json> auths[<key>]) or C(docker-credential-<helper>).
+  returned: success
+  type: str
+  sample: /root/.docker/config.json auths[nvcr.io]
 """
 
 import base64
+import json
+import os
 from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
@@ -145,6 +178,9 @@ from ansible.module_utils.urls import fetch_url
 
 from ansible_collections.inferops.serving.plugins.module_utils._registry import (
     RegistryError,
+    docker_config_auth,
+    follow_redirect,
+    helper_credentials,
     is_loopback,
     manifest_digest,
     manifest_request,
@@ -155,28 +191,94 @@ from ansible_collections.inferops.serving.plugins.module_utils._registry import 
 )
 
 
+MAX_REDIRECTS = 5
+
+
 class Registry(object):
-    """The HTTP side: fetch_url with the headers the decisions in _registry chose."""
+    """The HTTP side: fetch_url with the headers the decisions in _registry chose.
+
+    Redirects are followed here, not by urllib (main() turns its following off), so that the
+    Authorization header never follows one to another origin (_registry.follow_redirect).
+    """
 
     def __init__(self, module):
         self.module = module
 
     def ask(self, method, url, headers, use_proxy):
-        """(status, lower-cased headers, body bytes, error text) of one request."""
-        response, info = fetch_url(self.module, url, method=method, headers=headers, use_proxy=use_proxy,
-                                   timeout=self.module.params["timeout"], force=True)
-        status = info.get("status", -1)
-        # An HTTP error comes back as the (already read) HTTPError, its body in info["body"].
-        if response is not None and "body" not in info:
-            body = response.read() if method == "GET" else b""
-        else:
-            body = to_bytes(info.get("body") or b"")
-        found = dict((str(key).lower(), value) for key, value in info.items() if isinstance(value, str))
-        return status, found, body, info.get("msg")
+        """(status, lower-cased headers, body bytes, error text) of one request, redirects followed."""
+        for dummy in range(MAX_REDIRECTS + 1):
+            response, info = fetch_url(self.module, url, method=method, headers=headers, use_proxy=use_proxy,
+                                       timeout=self.module.params["timeout"], force=True)
+            status = info.get("status", -1)
+            if status in (301, 302, 303, 307, 308) and info.get("location"):
+                url, headers = follow_redirect(url, info["location"], headers)
+                use_proxy = not is_loopback(urlsplit(url).netloc)
+                continue
+            # An HTTP error comes back as the (already read) HTTPError, its body in info["body"].
+            if response is not None and "body" not in info:
+                body = response.read() if method == "GET" else b""
+            else:
+                body = to_bytes(info.get("body") or b"")
+            found = dict((str(key).lower(), value) for key, value in info.items() if isinstance(value, str))
+            return status, found, body, info.get("msg")
+        raise RegistryError("%s: more than %d redirects" % (url.split("?")[0], MAX_REDIRECTS))
 
 
 def _basic(username, password):
     return "Basic " + to_text(base64.b64encode(to_bytes("%s:%s" % (username, password or ""))))
+
+
+def _config_path(module):
+    if module.params["docker_config"]:
+        return module.params["docker_config"]
+    if os.environ.get("DOCKER_CONFIG"):
+        return os.path.join(os.environ["DOCKER_CONFIG"], "config.json")
+    return os.path.join(os.path.expanduser("~"), ".docker", "config.json")
+
+
+def _helper(module, helper, server):
+    """The credentials the Docker credential helper keeps for ``server``, or None when it has none."""
+    program = "docker-credential-%s" % helper
+    path = module.get_bin_path(program)
+    if not path:
+        raise RegistryError("the Docker config names the credential helper %s for %s, which is not installed on "
+                            "this host (install it, or give username and password)" % (program, server))
+    rc, out, err = module.run_command([path, "get"], data=server, binary_data=True)
+    if rc != 0:
+        # docker-credential-helpers' ErrCredentialsNotFound; anything else is the helper's failure,
+        # its output not repeated (a helper's error may quote what it holds).
+        if "credentials not found" in (out + err).lower():
+            return None
+        raise RegistryError("%s get for %s exited %d" % (program, server, rc))
+    found = helper_credentials(out)
+    module.no_log_values.add(found["password"])
+    return found
+
+
+def credentials(module, registry):
+    """(username, password, where they came from) for ``registry``, or (None, None, 'none')."""
+    params = module.params
+    if params["username"]:
+        return params["username"], params["password"], "options"
+    path = _config_path(module)
+    if not os.path.exists(path):
+        return None, None, "none"
+    try:
+        with open(path, "rb") as handle:
+            config = json.loads(handle.read().decode("utf-8"))
+    except (OSError, ValueError) as exc:
+        # The parser's message names a position, never the content.
+        raise RegistryError("cannot read the Docker config %s: %s" % (path, type(exc).__name__))
+    where = docker_config_auth(config, registry)
+    if where["helper"]:
+        found = _helper(module, where["helper"], where["server"])
+        if found:
+            return found["username"], found["password"], "docker-credential-%s" % where["helper"]
+    entry = where["entry"]
+    if entry:
+        module.no_log_values.add(entry["password"])
+        return entry["username"], entry["password"], "%s auths[%s]" % (path, entry["key"])
+    return None, None, "none"
 
 
 def resolve(module, registry):
@@ -187,14 +289,18 @@ def resolve(module, registry):
         module.fail_json(msg="image=%s: %s" % (params["image"], exc))
     url, use_proxy = request["url"], request["use_proxy"]
     headers = {"Accept": request["accept"]}
-    basic = _basic(params["username"], params["password"]) if params["username"] else None
-    status, found, body, error = registry.ask("HEAD", url, headers, use_proxy)
-    authenticated = "none"
+    authenticated, source = "none", "none"
     try:
+        status, found, body, error = registry.ask("HEAD", url, headers, use_proxy)
         if status == 401:
+            # Credentials are looked for only when the registry asks for them.
+            username, password, source = credentials(module, request["registry"])
+            basic = _basic(username, password) if username else None
+            if basic:
+                module.no_log_values.add(basic[len("Basic "):])
             scheme, challenge = parse_challenge(found.get("www-authenticate"))
             if scheme == "bearer":
-                token_url = token_request(challenge, request["repository"])
+                token_url = token_request(challenge, request["repository"], request["scheme"])
                 token_headers = {"Accept": "application/json"}
                 if basic:
                     token_headers["Authorization"] = basic
@@ -202,16 +308,21 @@ def resolve(module, registry):
                 token_status, dummy, token_body, token_error = registry.ask(
                     "GET", token_url, token_headers, not is_loopback(realm_host))
                 if token_status != 200:
-                    module.fail_json(msg="the token endpoint %s of %s answered %s: %s%s"
+                    # Not a word of the answer: the realm may be any URL.
+                    module.fail_json(msg="the token endpoint %s of %s answered %s%s"
                                          % (token_url.split("?")[0], request["registry"], token_status,
-                                            registry_errors(to_text(token_body)) or token_error,
-                                            "" if basic else " (asked anonymously: give username and password "
-                                                             "for a private repository)"))
-                headers["Authorization"] = "Bearer " + token_from_answer(to_text(token_body))
+                                            " (%s)" % token_error if token_status == -1 and token_error else "")
+                                         + (" for the credentials from %s" % source if basic else
+                                            " (asked anonymously: give username and password, or docker login, "
+                                            "for a private repository)"))
+                token = token_from_answer(to_text(token_body))
+                module.no_log_values.add(token)
+                headers["Authorization"] = "Bearer " + token
             elif scheme == "basic":
                 if not basic:
                     module.fail_json(msg="%s asks for a user name and password (Basic authentication): give "
-                                         "username and password" % request["registry"])
+                                         "username and password, or docker login to it on this host"
+                                         % request["registry"])
                 headers["Authorization"] = basic
             else:
                 module.fail_json(msg="%s asks for %s authentication, which this module does not speak (Bearer "
@@ -223,18 +334,18 @@ def resolve(module, registry):
             # No Docker-Content-Digest: the digest of the manifest's bytes.
             status, found, body, error = registry.ask("GET", url, headers, use_proxy)
             digest = manifest_digest(found, body) if status == 200 else None
+        if status != 200 and not body:
+            # A HEAD answer carries no body: ask again for the registry's error text.
+            dummy, dummy2, body, error = registry.ask("GET", url, headers, use_proxy)
     except RegistryError as exc:
         module.fail_json(msg="%s: %s" % (url, exc))
     if status != 200:
-        if not body:
-            # A HEAD answer carries no body: ask again for the registry's error text.
-            dummy, dummy2, body, error = registry.ask("GET", url, headers, use_proxy)
         what = "has no manifest for %s" % request["reference"] if status == 404 else "answered %s" % status
         module.fail_json(msg="%s %s: %s" % (url, what, registry_errors(to_text(body)) or error),
                          status=status, url=url)
     return {"digest": digest, "media_type": (found.get("content-type") or "").split(";")[0].strip() or None,
             "registry": request["registry"], "repository": request["repository"], "tag": request["tag"],
-            "url": url, "authenticated": authenticated}
+            "url": url, "authenticated": authenticated, "credentials": source if authenticated != "none" else "none"}
 
 
 def main():
@@ -244,12 +355,15 @@ def main():
             insecure_registries=dict(type="list", elements="str", default=[]),
             username=dict(type="str"),
             password=dict(type="str", no_log=True),
+            docker_config=dict(type="path"),
             validate_certs=dict(type="bool", default=True),
             timeout=dict(type="int", default=30),
         ),
         required_by={"password": "username"},
         supports_check_mode=True,
     )
+    # Redirects are followed by Registry.ask, which decides which headers go along.
+    module.params["follow_redirects"] = "none"
     module.exit_json(changed=False, **resolve(module, Registry(module)))
 
 

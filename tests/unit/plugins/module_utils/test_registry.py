@@ -10,6 +10,9 @@ import pytest
 from ansible_collections.inferops.serving.plugins.module_utils._registry import (
     ACCEPT,
     RegistryError,
+    docker_config_auth,
+    follow_redirect,
+    helper_credentials,
     is_loopback,
     manifest_digest,
     manifest_request,
@@ -145,8 +148,9 @@ def test_token_request_needs_an_http_realm(realm):
 def test_token_answers():
     assert token_from_answer('{"token": "t1", "access_token": "t2", "expires_in": 300}') == "t1"
     assert token_from_answer('{"access_token": "t2"}') == "t2"
-    with pytest.raises(RegistryError, match=r"no token or access_token \(details, expires_in\)"):
-        token_from_answer('{"expires_in": 300, "details": "x"}')
+    with pytest.raises(RegistryError, match=r"no token or access_token$"):
+        # Nothing of a realm's answer is repeated (the realm may be any URL).
+        token_from_answer('{"expires_in": 300, "details": "internal-path-/srv/x"}')
     with pytest.raises(RegistryError, match="did not answer JSON"):
         token_from_answer("<html>")
 
@@ -169,3 +173,75 @@ def test_manifest_digest_from_the_header_or_the_body():
         manifest_digest({"Docker-Content-Digest": "sha256:" + "0" * 64}, body)
     with pytest.raises(RegistryError, match="not a sha256 digest"):
         manifest_digest({"Docker-Content-Digest": "md5:abc"})
+
+
+# Credentials stay with their host (issue 25, finding 3).
+@pytest.mark.parametrize("location,kept", [
+    ("/v2/a/manifests/1?x=1", True),                              # same origin, relative
+    ("https://registry.example:443/v2/a/manifests/1", True),      # same origin, default port spelled out
+    ("https://REGISTRY.example/v2/a/manifests/1", True),          # host names are case-insensitive
+    ("https://cdn.example/blob", False),                          # another host
+    ("https://registry.example:8443/v2/a/manifests/1", False),    # another port
+    ("http://registry.example/v2/a/manifests/1", False),          # another scheme (a downgrade)
+])
+def test_authorization_follows_a_redirect_only_to_the_same_origin(location, kept):
+    headers = {"Accept": "x", "Authorization": "Bearer t"}
+    target, sent = follow_redirect("https://registry.example/v2/a/manifests/1", location, headers)
+    assert target.startswith(("https://", "http://")) and sent["Accept"] == "x"
+    assert ("Authorization" in sent) is kept
+
+
+def test_a_redirect_to_something_else_than_http_is_refused():
+    with pytest.raises(RegistryError, match="not an http"):
+        follow_redirect("https://registry.example/v2/a", "file:///etc/shadow", {})
+
+
+def test_an_https_registry_needs_an_https_realm():
+    with pytest.raises(RegistryError, match="plain-http token realm http://auth.example: refused"):
+        token_request({"realm": "http://auth.example/token"}, "a/b", "https")
+    # A plain-http registry (loopback, or listed as insecure) may name one.
+    assert token_request({"realm": "http://127.0.0.1:5001/token"}, "a/b", "http").startswith("http://127.0.0.1:5001/")
+
+
+# config.json as `docker login` writes it (Docker CLI 27: base64 "user:password" under auths,
+# Docker Hub under its v1 index URL); credHelpers/credsStore as docker-credential-helpers documents.
+def test_docker_config_auths_entry_by_host_or_url():
+    config = {"auths": {"https://index.docker.io/v1/": {"auth": "cm9ib3Q6czNjcmV0"},
+                        "nvcr.io": {"auth": "JG9hdXRodG9rZW46bnZhcGktMTIz"},
+                        "http://registry.example:5000/v2/": {"username": "u", "password": "p"}}}
+    assert docker_config_auth(config, "docker.io") == {
+        "helper": None, "server": "https://index.docker.io/v1/",
+        "entry": {"key": "https://index.docker.io/v1/", "username": "robot", "password": "s3cret"}}
+    assert docker_config_auth(config, "nvcr.io")["entry"] == {"key": "nvcr.io", "username": "$oauthtoken",
+                                                              "password": "nvapi-123"}
+    assert docker_config_auth(config, "registry.example:5000")["entry"]["username"] == "u"
+    assert docker_config_auth(config, "ghcr.io") == {"helper": None, "server": "ghcr.io", "entry": None}
+
+
+def test_docker_config_helpers():
+    config = {"credsStore": "desktop", "credHelpers": {"123.dkr.ecr.us-east-1.amazonaws.com": "ecr-login"},
+              "auths": {"ghcr.io": {}}}
+    assert docker_config_auth(config, "123.dkr.ecr.us-east-1.amazonaws.com")["helper"] == "ecr-login"
+    assert docker_config_auth(config, "ghcr.io") == {"helper": "desktop", "server": "ghcr.io", "entry": None}
+
+
+@pytest.mark.parametrize("entry,problem", [
+    ({"auth": "not base64!"}, "not base64 of user:password"),
+    ({"auth": "bm9jb2xvbg=="}, "not base64 of user:password"),       # "nocolon"
+    ({"identitytoken": "eyJhbGciOi"}, "identity token"),
+])
+def test_unusable_docker_config_entries_are_named_without_their_value(entry, problem):
+    with pytest.raises(RegistryError, match=problem) as caught:
+        docker_config_auth({"auths": {"registry.example": entry}}, "registry.example")
+    assert "registry.example" in str(caught.value)
+    assert all(str(value) not in str(caught.value) for value in entry.values())
+
+
+def test_helper_answers():
+    assert helper_credentials('{"ServerURL": "ghcr.io", "Username": "robot", "Secret": "s3cret"}') == {
+        "username": "robot", "password": "s3cret"}
+    with pytest.raises(RegistryError, match="identity token"):
+        helper_credentials('{"ServerURL": "x", "Username": "<token>", "Secret": "refresh"}')
+    with pytest.raises(RegistryError, match="not {ServerURL, Username, Secret}") as caught:
+        helper_credentials("secret-looking output")
+    assert "secret-looking" not in str(caught.value)

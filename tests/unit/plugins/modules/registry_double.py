@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """TEST DOUBLE of a container registry's HTTP API: the Docker Registry HTTP API V2 / OCI
 distribution specification (manifest requests) and Docker's token authentication specification
-(the Bearer challenge and its token endpoint), on 127.0.0.1, a port in 8270-8279.
+(the Bearer challenge and its token endpoint), on 127.0.0.1 (or another loopback address,
+``host``: another origin), a port in 8270-8279.
 
 It answers as the real ones do, as far as image_digest uses them:
 
@@ -19,6 +20,12 @@ It answers as the real ones do, as far as image_digest uses them:
   auth.docker.io sends).
 * ``auth="basic"``: without ``Authorization: Basic <user:password>`` a 401 with
   ``WWW-Authenticate: Basic realm="Registry Realm"`` (distribution's htpasswd auth).
+
+* ``redirect_to="http://127.0.0.2:<port>"``: every authorized manifest request is answered ``307
+  Temporary Redirect`` to the same path there, as a registry redirects to a mirror or a storage backend.
+* ``token_status`` other than 200: the token endpoint answers that status with ``token_error_body``
+  (a realm may answer anything).
+* ``realm``: the realm the Bearer challenge names instead of this double's own ``/token``.
 
 Every request is recorded (method, path, query, headers) for the tests to assert on.
 """
@@ -57,8 +64,13 @@ class RegistryDouble(object):
     """``RegistryDouble(manifests={"vllm/vllm-openai:cu130-nightly": (media_type, bytes)}, auth=None)``."""
 
     def __init__(self, manifests, auth=None, user=("robot", "s3cret"), omit_digest_header=False,
-                 token_status=200):
+                 token_status=200, token_error_body=b'{"details":"token service unavailable"}', host="127.0.0.1",
+                 redirect_to=None, realm=None):
         self.manifests = dict(manifests)
+        self.host = host
+        self.redirect_to = redirect_to
+        self.realm = realm
+        self.token_error_body = token_error_body
         self.auth = auth
         self.user = user
         self.omit_digest_header = omit_digest_header
@@ -105,6 +117,8 @@ class RegistryDouble(object):
                 name, reference = parts.path[4:].split("/manifests/", 1)
                 if not self._authorized(name, head):
                     return None
+                if double.redirect_to:
+                    return self._send(307, {"Location": double.redirect_to + self.path}, head=head)
                 key = name + ("@" if reference.startswith("sha256:") else ":") + reference
                 if key not in double.manifests:
                     return self._errors(404, "MANIFEST_UNKNOWN", "manifest unknown", {"Tag": reference}, head)
@@ -123,8 +137,9 @@ class RegistryDouble(object):
                 if double.auth == "bearer":
                     if given.startswith("Bearer ") and given[7:] in double.issued:
                         return True
-                    challenge = ('Bearer realm="http://127.0.0.1:%d/token",service="registry.test",'
-                                 'scope="repository:%s:pull"' % (double.port, name))
+                    realm = double.realm or "http://%s:%d/token" % (double.host, double.port)
+                    challenge = ('Bearer realm="%s",service="registry.test",'
+                                 'scope="repository:%s:pull"' % (realm, name))
                 elif double.auth == "basic":
                     wanted = "Basic " + base64.b64encode(("%s:%s" % double.user).encode()).decode()
                     if given == wanted:
@@ -140,7 +155,7 @@ class RegistryDouble(object):
             def _token(self, parts):
                 if double.token_status != 200:
                     return self._send(double.token_status, {"Content-Type": "application/json"},
-                                      b'{"details":"token service unavailable"}')
+                                      double.token_error_body)
                 token = "tok-%d" % len(double.issued)
                 double.issued.add(token)
                 body = json.dumps({"token": token, "access_token": token, "expires_in": 300,
@@ -155,7 +170,7 @@ class RegistryDouble(object):
 
         for port in PORTS:
             try:
-                self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+                self.server = http.server.ThreadingHTTPServer((self.host, port), Handler)
             except OSError:
                 continue
             self.port = port
