@@ -26,6 +26,9 @@ TARGET_IMAGE="inferops-lab/target:bookworm"
 # The lab's image lock: the inventory variable inferops_serving_image_lock, as playbooks/pin.yml
 # writes it for a real fleet, here pinned to the lab registry's digests.
 LOCK_FILE="$REPO/inventories/lab/group_vars/all/image_lock.yml"
+# The lab apt repository's key fingerprint, pinned for the container_toolkit role as a real fleet
+# pins NVIDIA's (container_toolkit_repository_key_fingerprints); the key is made at lab set-up.
+APT_KEY_FILE="$REPO/inventories/lab/group_vars/all/apt_signing_key.yml"
 TOOLKIT_VERSIONS=(1.17.8-1 1.18.0-1)
 # repository:tag  engine  engine version  fault
 ENGINE_IMAGES=(
@@ -209,6 +212,18 @@ EOF
 # --- apt repository -----------------------------------------------------------------------
 apt_up() { curl -fsS "$APT_URL/gpgkey" >/dev/null 2>&1; }
 
+# The inventory variable that pins the lab key's fingerprint (gpg's fpr line of the primary key).
+write_apt_key_pin() {
+  local fpr
+  fpr="$(gpg --batch --with-colons --show-keys "$1" 2>/dev/null |
+    awk -F: '$1 == "pub" { p = 1; next } $1 == "fpr" && p { print $10; p = 0 }')"
+  [ -n "$fpr" ] || die "cannot read the fingerprint of the lab apt key $1"
+  mkdir -p "$(dirname "$APT_KEY_FILE")"
+  printf '%s\n' "---" "# Written by tests/lab/lab.sh up: the lab apt repository's signing key (made at lab set-up)." \
+    "container_toolkit_repository_key_fingerprints:" "  - $fpr" >"$APT_KEY_FILE.tmp"
+  if cmp -s "$APT_KEY_FILE.tmp" "$APT_KEY_FILE"; then rm -f "$APT_KEY_FILE.tmp"; else mv "$APT_KEY_FILE.tmp" "$APT_KEY_FILE"; fi
+}
+
 ensure_apt_repo() {
   local www="$LAB_DIR/apt/www" hash
   hash="$(tree_hash "$LAB_SRC" toolkit/src toolkit/build-debs.sh apt/build-repo.sh)"
@@ -222,6 +237,7 @@ ensure_apt_repo() {
     "$LAB_SRC/apt/build-repo.sh" "$www" "$LAB_DIR/apt/gnupg" "$LAB_DIR/apt/debs"
     echo "$hash" >"$LAB_DIR/apt/src-hash"
   fi
+  write_apt_key_pin "$www/libnvidia-container/gpgkey"
   if apt_up; then
     # Someone else's server on the port (another clone's lab) would serve another key.
     curl -fsS "$APT_URL/gpgkey" | cmp -s - "$www/libnvidia-container/gpgkey" ||
@@ -371,7 +387,7 @@ cmd_down() {
   fi
   if [ "$purge" = 1 ]; then
     say "purging $LAB_DIR and ${LOCK_FILE#"$REPO"/}"
-    rm -rf "$LAB_DIR" "$LOCK_FILE"
+    rm -rf "$LAB_DIR" "$LOCK_FILE" "$APT_KEY_FILE"
   fi
   say "down"
 }

@@ -44,6 +44,8 @@ TAG = "cu130-nightly"
 IMAGE = "vllm/vllm-openai:" + TAG
 MEMINFO = "/etc/inferops-lab/meminfo"
 LAB_LOCK = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml")
+# The lab apt key's pinned fingerprint (container_toolkit_repository_key_fingerprints; lab.sh up writes it).
+LAB_APT_KEY = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "apt_signing_key.yml")
 
 # The shared simulated DGX Sparks and their serving ports (811x: tests/lab/README.md's port plan).
 # Modules that need one host take the first.
@@ -162,7 +164,7 @@ def tag_digest():
 def write_inventory(directory, hosts, group_vars):
     """An inventory in ``directory``: ``hosts`` ({name: server_port}) in the ``spark`` group of
     ``serving``, reached with ``docker exec``, ``group_vars`` for ``serving``, and a copy of the
-    lab's lock (tests/lab/lab.sh up writes it). Returns ``directory``."""
+    lab's lock and apt key pin (tests/lab/lab.sh up writes both). Returns ``directory``."""
     os.makedirs(os.path.join(directory, "group_vars", "all"))
     inventory = {"all": {"children": {"serving": {
         "vars": {"ansible_connection": "community.docker.docker"},
@@ -172,6 +174,7 @@ def write_inventory(directory, hosts, group_vars):
     with open(os.path.join(directory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(group_vars, handle)
     shutil.copy(LAB_LOCK, os.path.join(directory, "group_vars", "all", "image_lock.yml"))
+    shutil.copy(LAB_APT_KEY, os.path.join(directory, "group_vars", "all", "apt_signing_key.yml"))
     return directory
 
 

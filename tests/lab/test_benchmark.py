@@ -176,8 +176,9 @@ def fleet(tmp_path_factory):
         yaml.safe_dump(hosts, handle)
     with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(GROUP_VARS, handle)
-    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
-                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
+    for name in ("image_lock.yml", "apt_signing_key.yml"):
+        shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", name),
+                    os.path.join(inventory, "group_vars", "all", name))
     run([DOCKER, "rm", "-f", HOST], check=False)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))

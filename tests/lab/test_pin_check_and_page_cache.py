@@ -29,7 +29,7 @@ import shutil
 import pytest
 import yaml
 
-from labkit import (GROUP_VARS, IMAGE, MEMINFO, NIGHTLY, ROOT, SPARK_1, SPARKS, TAG, container, exec_on, folded,
+from labkit import (GROUP_VARS, IMAGE, LAB_APT_KEY, MEMINFO, NIGHTLY, ROOT, SPARK_1, SPARKS, TAG, container, exec_on, folded,
                     lock_text, module_fleet, playbook, recap, run, tag_digest)
 
 HOST = SPARK_1
@@ -113,6 +113,8 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
     hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
     lab_vars = {k: v for k, v in GROUP_VARS.items() if k != "server_profile"}
     lab_vars.update(server_port=PORT, ansible_connection="community.docker.docker")
+    with open(LAB_APT_KEY, encoding="utf-8") as handle:
+        lab_vars.update(yaml.safe_load(handle))
     hosts["all"]["children"]["serving"]["children"] = {"spark": {"hosts": {HOST: lab_vars}}}
     (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
     current = run([NIGHTLY, "digest", TAG]).stdout.strip()
