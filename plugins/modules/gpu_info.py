@@ -313,7 +313,8 @@ def main():
         executable = module.get_bin_path(nvidia_smi)
     if not executable:
         module.fail_json(msg="%s not found on this host: install the NVIDIA driver (it ships nvidia-smi) "
-                             "or give its path in the nvidia_smi option" % nvidia_smi)
+                             "or give its path (this module's nvidia_smi option; preflight_nvidia_smi in the preflight "
+                             "role)" % nvidia_smi)
 
     rc, out, err = module.run_command([executable] + NVIDIA_SMI_ARGS)
     if rc != 0:

@@ -8,12 +8,52 @@
 
 ``host_checks(deployment, gpu, options)`` returns one check per fact the profile's hardware names
 (GPU model, count, compute capability, per-GPU memory; unified memory free for the engine's
-share; disk for the model cache), each ``{name, ok, message}``: a host that fails several shows
+share; disk for the model cache), and the NVIDIA driver against the CUDA version the image is
+built for, each ``{name, ok, message}``: a host that fails several shows
 every reason in one run, each message naming what was found and the fix.
 """
 from __future__ import annotations
 
+import re
+
 GIB_KIB = 1048576
+
+# The oldest NVIDIA driver (Linux) that runs an application built with each CUDA major version:
+# NVIDIA's CUDA Toolkit release notes, table "CUDA Toolkit and Minimum Required Driver Version for
+# CUDA Minor Version Compatibility" (CUDA 13.x >= 580, 12.x >= 525.60.13, 11.x >= 450.80.02). An
+# older driver fails the engine at its first CUDA call ("CUDA driver version is insufficient for
+# CUDA runtime version"), after the image is pulled and the old container stopped.
+CUDA_MINIMUM_DRIVER = {13: "580", 12: "525.60.13", 11: "450.80.02"}
+# The CUDA build in an image tag: vLLM's and SGLang's release images say it as cu<major><minor>
+# (vllm/vllm-openai:v0.17.1-cu130, cu130-nightly; lmsysorg/sglang:v0.5.13-cu130, -cu129), some
+# mirrors as cu12.8.
+_CUDA_TAG_RE = re.compile(r"(?:^|[-_.])cu(\d{2})\.?(\d)(?=$|[-_])")
+
+
+def image_cuda(image):
+    """The CUDA version (major, minor) the image's tag says it is built for, or None."""
+    match = _CUDA_TAG_RE.search(str((image or {}).get("tag") or ""))
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def _version(text):
+    return tuple(int(part) for part in re.findall(r"\d+", str(text)))
+
+
+def driver_check(image, driver_version):
+    """(ok, message) of the host's NVIDIA driver against the image's CUDA; None when either is unknown."""
+    cuda = image_cuda(image)
+    if cuda is None or not driver_version or cuda[0] not in CUDA_MINIMUM_DRIVER:
+        return None
+    needed = CUDA_MINIMUM_DRIVER[cuda[0]]
+    if _version(driver_version) >= _version(needed):
+        return True, None
+    return False, ("image %s is built for CUDA %d.%d (its tag %s), which needs NVIDIA driver >= %s; nvidia-smi shows "
+                   "driver %s. Upgrade the host's NVIDIA driver to %s or later (and reboot), or give this host an "
+                   "image built for an older CUDA (server_profile_overrides: {image: {tag: ...}})."
+                   % (image.get("ref"), cuda[0], cuda[1], image.get("tag"), needed, driver_version, needed))
 
 
 def _gib(kib):
@@ -76,6 +116,9 @@ def host_checks(deployment, gpu, options=None):
             message += (" Stop the other model servers on this host, or lower gpu-memory-utilization in "
                         "server_profile_overrides.")
         check("unified memory available", gpu.get("container_running") or not gpu.get("memory_short"), message)
+    driver = driver_check(deployment.get("image") or {}, gpu.get("driver_version"))
+    if driver is not None:
+        check("NVIDIA driver", *driver)
     disk = gpu.get("cache_disk")
     if disk:
         cached = bool(gpu.get("model_cached"))

@@ -51,6 +51,8 @@ def test_rtx_pro_6000(run_module, tmp_path, meminfo):
 def test_missing_nvidia_smi(run_module, meminfo):
     failed, result = run_module(gpu_info, {"nvidia_smi": "nvidia-smi-not-installed", "meminfo_path": meminfo})
     assert failed and "install the NVIDIA driver" in result["msg"]
+    # The variable a preflight user sets is named, not only this module's option.
+    assert "preflight_nvidia_smi in the preflight role" in result["msg"]
 
 
 def test_nvidia_smi_error(run_module, tmp_path, meminfo):
