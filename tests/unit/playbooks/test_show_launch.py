@@ -36,10 +36,27 @@ def test_writes_the_seed_launch_script(tmp_path):
     assert bash.returncode == 0, bash.stderr
 
 
-def test_without_a_profile_lists_them():
+def test_without_a_profile_lists_them_one_per_line():
+    # The README: "lists the profiles". A listing is not a failure (it used to exit 2).
     result = show_launch()
-    assert result.returncode != 0
-    assert "Available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback" in result.stdout
+    assert result.returncode == 0, result.stdout
+    assert "\ng7e-fp8-sglang\ng7e-fp8-sglang-eagle\ngb10-nvfp4-fallback\ngb10-nvfp4-mtp-latency\n" in result.stdout
+
+
+def test_a_hosts_script_prints_as_a_script_to_paste(tmp_path):
+    # Outside the repository the default callback prints results as JSON: the script used to come
+    # out as a JSON list ("\t--gpus all \\"). The host is never contacted (nothing listens on port 1).
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("serving:\n  hosts:\n    spark-01:\n      ansible_host: 127.0.0.1\n      ansible_port: 1\n"
+                         "      server_profile: gb10-nvfp4-mtp-latency\n")
+    dest = tmp_path / "launch.sh"
+    written = show_launch("-i", str(inventory), "-e", "host=spark-01", "-e", "dest=%s" % dest)
+    assert written.returncode == 0, written.stdout
+    printed = show_launch("-i", str(inventory), "-e", "host=spark-01")
+    assert printed.returncode == 0, printed.stdout
+    script = dest.read_text()
+    assert "\t--gpus all \\\n" in script
+    assert script in printed.stdout
 
 
 def test_unknown_profile_is_refused_with_the_list():
