@@ -102,17 +102,18 @@ def test_pin_check_reads_a_moved_tag_from_the_registry_and_changes_nothing(fleet
 
 # ------------------------------------------------------------- pin.yml on the example inventory
 def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fleet, tmp_path):
-    """Issue 15: a copy of inventories/example (group_vars/all.yml a file, no lock, no all/
-    directory) pointed at the lab: pin.yml creates group_vars/all/image_lock.yml next to all.yml,
+    """Issues 15 and 26: a copy of inventories/example (group_vars/all/ with main.yml and the vault
+    stub, no lock) pointed at the lab: pin.yml creates group_vars/all/image_lock.yml beside them,
     and site.yml deploys from it."""
     inventory = tmp_path / "example"
     shutil.copytree(os.path.join(ROOT, "inventories", "example"), str(inventory))
-    assert (inventory / "group_vars" / "all.yml").is_file() and not (inventory / "group_vars" / "all").exists()
+    assert sorted(os.listdir(inventory / "group_vars" / "all")) == ["main.yml", "vault.yml"]
     # The example's groups and group_vars as shipped; its hosts replaced by the lab host, which
     # carries the lab's settings (registry, apt repository, simulated hardware) as host vars.
     hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
     lab_vars = {k: v for k, v in GROUP_VARS.items() if k != "server_profile"}
-    lab_vars.update(server_port=PORT, ansible_connection="community.docker.docker")
+    # docker exec as root (the example's ansible_user is the fleet's SSH user).
+    lab_vars.update(server_port=PORT, ansible_connection="community.docker.docker", ansible_user="root")
     with open(LAB_APT_KEY, encoding="utf-8") as handle:
         lab_vars.update(yaml.safe_load(handle))
     hosts["all"]["children"]["serving"]["children"] = {"spark": {"hosts": {HOST: lab_vars}}}
@@ -121,7 +122,7 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
 
     playbook(str(inventory), "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
     assert locked_digest(str(inventory)) == current
-    assert (inventory / "group_vars" / "all.yml").is_file()
+    assert sorted(os.listdir(inventory / "group_vars" / "all")) == ["image_lock.yml", "main.yml", "vault.yml"]
     converged = playbook(str(inventory), "site.yml", "-l", HOST)
     assert recap(converged.stdout)[HOST]["failed"] == 0
     assert container(HOST)["image"].endswith("@" + current)

@@ -45,6 +45,7 @@ PLANTED = {
     ".collections/ansible_collections/inferops/serving/README.md": "link target\n",
     "plugins/plugin_utils/__pycache__/_profile.cpython-312.pyc": "pyc",
     "inventories/lab/group_vars/all/image_lock.yml": "inferops_serving_image_lock: {}\n",
+    "inventories/lab/group_vars/all/apt_signing_key.yml": "container_toolkit_repository_key_fingerprints: []\n",
     "ansible.log": "PLAY [all]\n",
     "inferops-serving-0.0.1.tar.gz": "old build",
     "roles/server/tasks/main.yml.swp": "swap",
