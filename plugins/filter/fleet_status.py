@@ -10,7 +10,7 @@ author: inferops.serving contributors (@inferops)
 short_description: One status row per host of the play, a NOT READ row where a host recorded none
 version_added: 0.1.0
 description:
-  - Used by C(playbooks/status.yml) to print the fleet's table: each host's C(server_status), in
+  - Used by C(playbooks/status.yml) to print the fleet's table. Each host's C(server_status), in
     the order of the input, and for a host that has none (its status tasks failed) a row whose
     C(state) is C(NOT READ) and C(ok) false, so one failed host never hides the others.
 options:

@@ -34,8 +34,8 @@ options:
     type: str
   censored:
     description:
-      - The failed task is C(no_log) (C(ansible_failed_task.no_log)): its message is left out of
-        the row, since it may quote what the task hid.
+      - The failed task is C(no_log) (C(ansible_failed_task.no_log)). Its message is then left
+        out of the row, since it may quote what the task hid.
     type: bool
     default: false
 """

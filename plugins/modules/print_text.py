@@ -13,7 +13,7 @@ author: inferops.serving contributors (@inferops)
 description:
   - Writes O(text) to the output of C(ansible-playbook) line by line, unquoted and unescaped,
     whatever the stdout callback and its result format (C(debug) prints a message as a JSON or
-    YAML value: a launch script then shows C(\\t) and doubled backslashes and cannot be pasted).
+    YAML value, so a launch script shows C(\\t) and doubled backslashes and cannot be pasted).
   - Runs on the controller only (an action plugin); it never connects to the host and changes
     nothing. C(playbooks/show_launch.yml) prints launch scripts and the profile list with it.
 extends_documentation_fragment:
