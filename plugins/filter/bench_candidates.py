@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_candidates
 author: inferops.serving contributors (@inferops)
 short_description: The configurations playbooks/tune.yml deploys and sweeps
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Every max-num-seqs value times every number of draft tokens k (k only for a profile with
     speculative decoding), each with the C(server_profile_overrides) that deploy it (the inventory's

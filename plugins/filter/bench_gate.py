@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_gate
 author: inferops.serving contributors (@inferops)
 short_description: Accept or refuse a candidate image on its throughput and speculative acceptance against the lock's figures
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Refused when its output tok/s at the reference concurrency is below the baseline's by more than
     the threshold, or its accepted draft tokens per step fell below half the baseline's (seed 001,

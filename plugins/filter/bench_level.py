@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_level
 author: inferops.serving contributors (@inferops)
 short_description: One concurrency level's mean figures from a load sweep's summary
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The figures of one level as plain numbers (the means over the runs used), the shape the tune
     decision and the pin gate compare; SGLang's mean accept length from the results when given.

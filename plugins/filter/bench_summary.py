@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_summary
 author: inferops.serving contributors (@inferops)
 short_description: Mean and std per concurrency level of a load sweep's results
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Summarises the C(results.json) of C(scripts/run-loadgen sweep) per concurrency level; with 3 or more
     runs the first is dropped as the warm-up (seed 002's R2-R3), and each figure is the mean and

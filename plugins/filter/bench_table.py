@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_table
 author: inferops.serving contributors (@inferops)
 short_description: A load sweep's summary as a markdown table beside the profile's measured figures
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - One row per concurrency level (output tok/s, TTFT and ITL p50/p99, requests/s, KV cache usage, as
     mean +- std), and beside it the profile's C(measured) output tok/s and TTFT at that level with the

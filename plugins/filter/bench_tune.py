@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_tune
 author: inferops.serving contributors (@inferops)
 short_description: The configuration meeting a latency objective with the most tok/s, as an inventory overlay
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Of the configurations swept, the one with the highest output tok/s whose figures meet every
     bound of the objective (seed 000 - pick max-num-seqs to the latency target, not the max); the

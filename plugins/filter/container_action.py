@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: container_action
 author: inferops.serving contributors (@inferops)
 short_description: What a converge does with the container it finds, against the deployment plan
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - A container runs the plan when it carries the plan's spec label and runs the plan's image (a
     container replaced by hand from the launch script keeps the label, so the label alone is not

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: deployment_record
 author: inferops.serving contributors (@inferops)
 short_description: The state entry of a validated deployment
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - What a host records as its last known-good deployment once the proof passed - the plan's
     profile and options (from which C(inferops.serving.deployment) rebuilds it for a rollback),

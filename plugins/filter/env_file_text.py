@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: env_file_text
 author: inferops.serving contributors (@inferops)
 short_description: The Docker env file text of a mapping of secrets
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - One literal C(NAME=value) line per secret, sorted by name, as C(docker run --env-file) reads
     it (no quotes, no C($) expansion, no C(export)); empty values are left out.

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: host_status
 author: inferops.serving contributors (@inferops)
 short_description: A serving host's status, from what was read without changing anything
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Compares the running container (image and spec label) with the host's deployment plan (the
     inventory's profile, overrides, options and lock) and reads the engine's health, one real

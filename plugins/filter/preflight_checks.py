@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: preflight_checks
 author: inferops.serving contributors (@inferops)
 short_description: Whether a host can serve its deployment, from gpu_info's facts
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - One check per fact the profile's hardware names (GPU model, count, compute capability,
     per-GPU memory), unified memory free for the engine's share (unless the serving container,

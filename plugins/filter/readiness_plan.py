@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: readiness_plan
 author: inferops.serving contributors (@inferops)
 short_description: How the server role waits for an engine to become ready
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Decides, for a deployment and the host's deployment state, whether the start is a first
     deploy of its model (weights not yet cached - longer budgets), the overall cap, the stall

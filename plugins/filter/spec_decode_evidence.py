@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: spec_decode_evidence
 author: inferops.serving contributors (@inferops)
 short_description: Whether speculative decoding made drafts and accepted tokens, from /metrics
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Compares the engine's Prometheus metrics before and after a burst of requests, with the
     metric names of the deployment's engine (vLLM drafts and accepted tokens, as deltas; SGLang

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: deployment
 author: inferops.serving contributors (@inferops)
 short_description: The deployment plan of a serving profile on a host
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Resolves a profile (its C(extends) chain, the inventory's image lock and overrides) and
     computes, once, everything a host runs and proves - the image, the container spec, the

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: host_library
 author: inferops.serving contributors (@inferops)
 short_description: The source of a collection library that a host-side program imports
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Returns the text of one of the collection's standard-library-only Python libraries, for the
     server role to install beside the program that imports it on the host (the watchdog imports

@@ -44,7 +44,6 @@ options:
       - The share of memory the engine claims at start (C(server_deployment.memory.fraction)).
         On unified memory the module then returns RV(memory_needed_kib) and RV(memory_short).
     type: float
-    version_added: 0.2.0
   memory_reads:
     description:
       - The C(/proc/meminfo) field the engine's start-up check compares with its share on unified
@@ -54,7 +53,6 @@ options:
     type: str
     choices: [MemAvailable, MemFree]
     default: MemAvailable
-    version_added: 0.2.0
   drop_caches:
     description:
       - Whether the page cache is dropped before the engine starts (the server role's
@@ -64,7 +62,6 @@ options:
     type: str
     choices: ["off", planned, done]
     default: "off"
-    version_added: 0.2.0
   container:
     description:
       - The serving container's name; the module then returns RV(container_running) (from the
@@ -79,13 +76,11 @@ options:
       - A model cache directory (it need not exist yet). The module returns RV(cache_disk), the
         free space of the file system that holds it (of its deepest existing directory).
     type: path
-    version_added: 0.2.0
   model:
     description:
       - A Hugging Face model id; with O(cache_dir) the module returns RV(model_cached), whether
         C(<cache_dir>/hub/models--<org>--<name>) exists.
     type: str
-    version_added: 0.2.0
 notes:
   - The module runs on the target and needs the NVIDIA driver installed there, not the container toolkit.
 seealso:
@@ -190,13 +185,11 @@ mem_free_kib:
   returned: success
   type: int
   sample: 43537940
-  version_added: 0.2.0
 cached_kib:
   description: C(Cached) (the page cache) of O(meminfo_path) in KiB, V(null) when the file has none.
   returned: success
   type: int
   sample: 76168724
-  version_added: 0.2.0
 memory_fraction:
   description: O(memory_fraction) as given.
   returned: success
@@ -221,7 +214,6 @@ memory_reads:
   returned: success
   type: str
   sample: MemAvailable
-  version_added: 0.2.0
 memory_cache_bound:
   description:
     - V(true) when only the page cache stands between the host and the engine's share
@@ -229,7 +221,6 @@ memory_cache_bound:
   returned: success
   type: bool
   sample: false
-  version_added: 0.2.0
 memory_action:
   description:
     - V(start); V(drop_caches) (cache-bound, the planned drop frees it); V(wait) (C(MemAvailable)
@@ -238,7 +229,6 @@ memory_action:
   returned: success
   type: str
   sample: start
-  version_added: 0.2.0
 memory_message:
   description:
     - Both numbers, the engine's share and what to do, in words; V(null) on discrete GPUs or
@@ -247,7 +237,6 @@ memory_message:
   returned: success
   type: str
   sample: "MemFree 103.2 GiB covers the engine's share 0.9 x MemTotal 121.7 GiB = 109.5 GiB (MemAvailable 115.8 GiB)"
-  version_added: 0.2.0
 cache_disk:
   description: The file system that holds O(cache_dir) (from C(statvfs) of its deepest existing directory).
   returned: when O(cache_dir) is given

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: host_files
 short_description: Keep a set of small files and directories on a host, in one round trip
-version_added: 0.3.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Ensures each entry of O(files), in order, is a directory, a file with the given content, or

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: image_digest
 short_description: The digest an image tag points to now, read from the registry's HTTP API without pulling
-version_added: 0.2.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Asks the registry of O(image) for the tag's manifest (C(HEAD /v2/<repository>/manifests/<tag>),
@@ -25,7 +25,7 @@ description:
     (a registry with htpasswd authentication) needs credentials.
   - The credentials are O(username) and O(password) when given, else the ones C(docker pull)
     (and community.docker's pull) would use on the host the module runs on, from the Docker CLI
-    configuration O(docker_config) (C(docker login) writes it): the credential helper its
+    configuration O(docker_config), which C(docker login) writes. First the credential helper its
     C(credHelpers) names for the registry, or its C(credsStore) (C(docker-credential-<name> get),
     for example C(ecr-login) for ECR), then its C(auths) entry for the registry (base64 C(auth), or
     C(username) and C(password)). An identity token (an OAuth refresh token) is not exchanged.
@@ -72,7 +72,7 @@ options:
     description:
       - The Docker CLI configuration file read for credentials when O(username) is not given.
       - Default, as the Docker CLI and community.docker find it on the host the module runs on (so,
-        with C(become), root's):  C($DOCKER_CONFIG/config.json), else C(~/.docker/config.json).
+        with C(become), root's) is C($DOCKER_CONFIG/config.json), else C(~/.docker/config.json).
         A missing file means no credentials.
     type: path
   validate_certs:
@@ -160,8 +160,8 @@ authenticated:
   sample: bearer
 credentials:
   description:
-    - Where the credentials came from (never the credentials), V(none) when none were sent:
-      V(options), C(<config.json> auths[<key>]) or C(docker-credential-<helper>).
+    - Where the credentials came from (never the credentials), V(none) when none were sent;
+      else V(options), C(<config.json> auths[<key>]) or C(docker-credential-<helper>).
   returned: success
   type: str
   sample: /root/.docker/config.json auths[nvcr.io]

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: soak
 short_description: Hold an engine under sustained load and judge whether it survived
-version_added: 0.3.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Runs on the serving host. Keeps O(concurrency) chat completions in flight against the

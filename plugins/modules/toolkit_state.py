@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: toolkit_state
 short_description: Read what the container_toolkit role still has to do on a host
-version_added: 0.3.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Reads, in one module run and without changing anything, the installed versions and dpkg

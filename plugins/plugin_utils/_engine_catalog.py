@@ -15,7 +15,7 @@ how it was validated against the real parsers). Stored: vLLM 0.17.0-0.33.0 and S
 other version (a nightly ``0.19.2rc1.dev134``, a post release) is judged against the nearest
 stored release at or below it, and what that release lacks is only a warning.
 
-What the data cannot say is written here by hand, each fact with its source (a seed, or the
+What the data cannot say is written here by hand, each fact with its source (a field report, or the
 engine file and line per release): which flag replaced a removed one, the env vars' values and
 deprecation windows, the Nemotron reasoning parser names, the unquantized MoE backends of the
 MTP draft, and the version thresholds the lint rules use.
@@ -468,7 +468,7 @@ ENV_FACTS = {
         "SGLANG_DISABLE_DEEP_GEMM": _env(
             hint="the knob SGLang reads is SGLANG_ENABLE_JIT_DEEPGEMM=0 (sglang/srt/environ.py); what keeps "
                  "DeepGEMM off on SM120 is --fp8-gemm-backend triton and --moe-runner-backend triton",
-            source="seed 002 Repro; read by no SGLang release 0.5.1-0.5.23 (scripts/engine-catalog)"),
+            source="the g7e field report's Repro; read by no SGLang release 0.5.1-0.5.23 (scripts/engine-catalog)"),
     },
 }
 

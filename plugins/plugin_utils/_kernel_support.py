@@ -17,12 +17,13 @@ from __future__ import annotations
 # capability 12.x: RTX PRO 6000 sm_120, GB10 sm_121): backend -> (first vLLM release whose
 # kernel runs NVFP4 MoE there, source). A backend not listed does not run on sm_12x.
 NVFP4_MOE_SM12X = {
-    "MARLIN": ("0.17.0", "seed 000 findings.md section 1: the model card's Spark recipe (v0.17.1) serves on Marlin"),
+    "MARLIN": ("0.17.0", "the GB10 field report, findings.md section 1: the model card's Spark recipe (v0.17.1) "
+    "serves on Marlin"),
     "FLASHINFER_CUTLASS": (
         "0.19.0",
         "vllm/model_executor/layers/fused_moe/flashinfer_cutlass_moe.py (0.19.0 lines 125-133: "
         "_supports_current_device admits is_device_capability_family(120); _supports_quant_scheme allows "
-        "nvfp4 on has_device_capability(100)); seed 000: 'Since v0.19.0 NVFP4 MoE auto-selects "
+        "nvfp4 on has_device_capability(100)); the GB10 field report: 'Since v0.19.0 NVFP4 MoE auto-selects "
         "FLASHINFER_CUTLASS ... on sm_120-class'"),
     "EMULATION": ("0.20.0", "vLLM 0.20.0 adds the EMULATION NvFp4MoeBackend (engine-facts.md section 1.2)"),
     "FLASHINFER_B12X": (
@@ -34,9 +35,9 @@ NVFP4_MOE_SM12X = {
     "B12X": ("0.29.0", "vllm/model_executor/layers/fused_moe/b12x.py (0.29.0+; 0.33.0 line 499: "
                        "_supports_current_device)"),
 }
-# What the seeds measured, whatever a newer release's code allows: on the seed's image
+# What the field reports measured, whatever a newer release's code allows: on the report's image
 # (0.19.2rc1.dev134) FLASHINFER_CUTLASS "regresses on sm_120/121" and Marlin is the path served.
-NVFP4_MOE_SEED_PREFERRED = ("MARLIN", "seed 000 findings.md section 1 and Gotchas; vLLM #38971")
+NVFP4_MOE_SEED_PREFERRED = ("MARLIN", "the GB10 field report, findings.md section 1 and Gotchas; vLLM #38971")
 
 # --moe-backend value -> the NvFp4MoeBackend it selects (vLLM's map_nvfp4_backend), per release.
 NVFP4_MOE_CLI = {
@@ -67,23 +68,23 @@ def nvfp4_moe_sm12x_backends(version, at_least):
     return [name for name, (first, _source) in NVFP4_MOE_SM12X.items() if at_least(version, first)]
 
 
-# SGLang on SM120 (RTX PRO 6000, g7e) for an FP8 checkpoint, from seed 002's SM120 backend matrix:
+# SGLang on SM120 (RTX PRO 6000, g7e) for an FP8 checkpoint, from the g7e field report's SM120 backend matrix:
 # component -> {backend: (works, evidence)}.
 SGLANG_SM120_FP8 = {
     "fp8_gemm": {
-        "deep_gemm": (False, "seed 002 SM120 matrix: DeepGemm FAIL, kernel_runtime.hpp:45 assert"),
-        "cutlass": (False, "seed 002 SM120 matrix: CUTLASS FAIL, SM100/SM90-only gate"),
-        "triton": (True, "seed 002 SM120 matrix: Triton WORKS"),
+        "deep_gemm": (False, "the g7e field report, SM120 matrix: DeepGemm FAIL, kernel_runtime.hpp:45 assert"),
+        "cutlass": (False, "the g7e field report, SM120 matrix: CUTLASS FAIL, SM100/SM90-only gate"),
+        "triton": (True, "the g7e field report, SM120 matrix: Triton WORKS"),
     },
     "moe_runner": {
-        "deep_gemm": (False, "seed 002: DeepGEMM asserts on SM120 (kernel_runtime.hpp:45)"),
-        "triton": (True, "seed 002 SM120 matrix: MoE runner Triton WORKS"),
+        "deep_gemm": (False, "the g7e field report: DeepGEMM asserts on SM120 (kernel_runtime.hpp:45)"),
+        "triton": (True, "the g7e field report, SM120 matrix: MoE runner Triton WORKS"),
     },
     "attention": {
-        "trtllm_mha": (False, "seed 002 SM120 matrix: trtllm_mha FAIL (prefill SM100-only gate; decode "
+        "trtllm_mha": (False, "the g7e field report, SM120 matrix: trtllm_mha FAIL (prefill SM100-only gate; decode "
                               "AssertionError in nemotron_h.py:408)"),
-        "flashinfer": (True, "seed 002 SM120 matrix: FlashInfer WORKS"),
-        "triton": (True, "seed 002 SM120 matrix: Triton WORKS"),
+        "flashinfer": (True, "the g7e field report, SM120 matrix: FlashInfer WORKS"),
+        "triton": (True, "the g7e field report, SM120 matrix: Triton WORKS"),
     },
 }
 # Seed 002: "Required flags: --fp8-gemm-backend triton --moe-runner-backend triton".
@@ -91,7 +92,8 @@ SGLANG_SM120_REQUIRED = {"fp8-gemm-backend": "triton", "moe-runner-backend": "tr
 
 # Interconnect per hardware platform (profiles' hardware.platform): DeepEP needs NVLink/P2P.
 PLATFORM_INTERCONNECT = {
-    "rtx-pro-6000": ("pcie", "AWS g7e.48xlarge: 8x RTX PRO 6000 on PCIe; seed 002 SM120 matrix: DeepEP FAIL, "
+    "rtx-pro-6000": ("pcie", "AWS g7e.48xlarge: 8x RTX PRO 6000 on PCIe; the g7e field report, SM120 matrix: "
+    "DeepEP FAIL, "
                              "PCIe P2P topology (universal g7e blocker)"),
     "gb10": ("single-gpu", "DGX Spark: one GB10"),
 }

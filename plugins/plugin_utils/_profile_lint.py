@@ -4,11 +4,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""Profile lint: what the seeds learned the hard way, checked before anything starts.
+"""Profile lint: what the field reports (the measured GB10 and g7e runs) learned the hard way,
+checked before anything starts.
 
 ``lint_profile`` runs every rule of ``RULES`` on a profile (plus inventory overrides) and
 returns findings ``{rule, severity, message, reason, source}``: ``message`` names the problem and
-the fix, ``reason`` the failure the rule prevents, ``source`` the seed or engine-facts section.
+the fix, ``reason`` the failure the rule prevents, ``source`` the field report or engine-facts section.
 Each rule is a pure function of one :class:`LintContext`; the facts about which flag, value,
 speculative key or env var exists in which engine release live in ``_engine_catalog`` (data
 generated from each release's source), the kernel-per-hardware facts in ``_kernel_support``
@@ -485,14 +486,15 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
         first = min(kernels.NVFP4_MOE_SM12X.items(), key=lambda item: catalog.parse_version(item[1][0]))
         yield ("NVFP4 model on %s with --moe-backend %s: %s has no NVFP4 MoE kernel for sm_12x (the first is %s, "
                "from vLLM %s: %s); use an image of vLLM %s or later with args.moe-backend: marlin (what the "
-               "seeds measured)" % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, first[0],
+               "GB10 field report measured)" % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, first[0],
                                     first[1][0], first[1][1], first[1][0]))
         return
     if backend in (None, "auto"):
         auto = "FLASHINFER_CUTLASS" if "FLASHINFER_CUTLASS" in supported else "MARLIN"
         if auto != kernels.NVFP4_MOE_SEED_PREFERRED[0]:
             yield ("warning", "NVFP4 model on %s with --moe-backend %s: %s auto-selects %s for the NVFP4 MoE (it "
-                              "runs on sm_12x from vLLM %s: %s), not the MARLIN the seeds measured (%s); set "
+                              "runs on sm_12x from vLLM %s: %s), not the MARLIN the GB10 field report measured "
+                              "(%s); set "
                               "args.moe-backend: marlin to keep the measured path"
                    % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, auto,
                       kernels.NVFP4_MOE_SM12X[auto][0], kernels.NVFP4_MOE_SM12X[auto][1],
@@ -506,7 +508,7 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
         why = ("runs NVFP4 MoE on sm_12x only from vLLM %s (%s)" % since) if since else \
             "has no NVFP4 MoE kernel for sm_12x"
         yield ("NVFP4 model on %s with --moe-backend %s: %s %s; use one of: %s (args.moe-backend: marlin is "
-               "what the seeds measured)"
+               "what the GB10 field report measured)"
                % (ctx.sm_label, backend, mapped[0] if mapped else backend, why,
                   ", ".join(name.lower() for name in supported)))
 
@@ -659,8 +661,9 @@ def check_sglang_spec_max_running_requests(ctx):
     entry = ctx.arg("max-running-requests")
     if entry is None or entry.state is None:
         yield ("--speculative-algorithm %s without --max-running-requests: %s resets it to %d (\"Max running "
-               "requests is reset to 48 for speculative decoding\", %s), the cap that cut seed 002's burst "
-               "throughput by 86%%; state the cap: set args.max-running-requests (48 is what seed 002's EAGLE run "
+               "requests is reset to 48 for speculative decoding\", %s), the cap that cut the g7e field report's burst "
+               "throughput by 86%%; state the cap: set args.max-running-requests (48 is what the g7e field "
+               "report's EAGLE run "
                "measured, a larger one needs memory headroom)"
                % (ctx.sglang_speculative_algorithm, ctx.engine_label, catalog.SGLANG_SPEC_MAX_RUNNING_REQUESTS,
                   _spec_reset_source(ctx)))
@@ -680,14 +683,15 @@ def check_sglang_sm120_required(ctx):
         known = kernels.SGLANG_SM120_FP8[component].get(value)
         if value in (None, "auto"):
             yield ("FP8 model on %s with --%s %s: auto resolves to DeepGEMM/CUTLASS, which fail there (%s); set "
-                   "args.%s: %s (seed 002: 'Required flags: --fp8-gemm-backend triton --moe-runner-backend triton')"
+                   "args.%s: %s (the g7e field report: 'Required flags: --fp8-gemm-backend triton "
+                   "--moe-runner-backend triton')"
                    % (ctx.sm_label, flag, value or "unset (auto)",
                       kernels.SGLANG_SM120_FP8[component]["deep_gemm"][1], flag, needed))
         elif known is not None and not known[0]:
             yield ("FP8 model on %s with --%s %s: %s; set args.%s: %s"
                    % (ctx.sm_label, flag, value, known[1], flag, needed))
         elif known is None:
-            yield ("warning", "FP8 model on %s with --%s %s: seed 002 proved only %s there; set args.%s: %s"
+            yield ("warning", "FP8 model on %s with --%s %s: the g7e field report proved only %s there; set args.%s: %s"
                    % (ctx.sm_label, flag, value, needed, flag, needed))
     attention = ctx.value("attention-backend")
     known = kernels.SGLANG_SM120_FP8["attention"].get(attention)
@@ -711,7 +715,7 @@ def check_sglang_hicache_mamba(ctx):
         return
     entry = ctx.arg("enable-hierarchical-cache")
     if entry is not None and entry.state:
-        yield ("%s on a hybrid Mamba model (NemotronH): HiMambaRadixCache fails (seed 002: bug 1 fixed in "
+        yield ("%s on a hybrid Mamba model (NemotronH): HiMambaRadixCache fails (the g7e field report: bug 1 fixed in "
                "sglang#20504, bug 2 '_insert_helper() arg mismatch' still open on sglang#20495); remove it"
                % entry.written)
 
@@ -724,7 +728,8 @@ def check_sglang_eagle_mem_fraction(ctx):
     except (TypeError, ValueError):
         return
     if fraction > 0.80:
-        yield ("--mem-fraction-static %s with --speculative-algorithm %s on %s: seed 002's MTP run OOMed at 0.85 "
+        yield ("--mem-fraction-static %s with --speculative-algorithm %s on %s: the g7e field report's MTP run "
+               "OOMed at 0.85 "
                "under a 500-prompt burst and ran at 0.80; set args.mem-fraction-static: \"0.80\""
                % (ctx.value("mem-fraction-static"), ctx.sglang_speculative_algorithm, ctx.sm_label))
 
@@ -838,11 +843,12 @@ RULES = (
     _r("image-digest-known-bad", "error", check_digest_known_bad,
        "Some cu130-nightly digests crash (CUDA illegal memory access on the first MTP request); a digest "
        "on the known-bad list must not be deployed.",
-       "seed 000: IMAGE PIN note in docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh; data/known_bad_images.yml"),
+       "the GB10 field report: IMAGE PIN note in docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh; "
+       "data/known_bad_images.yml"),
     _r("image-tag-only", "warning", check_tag_only,
        "A tag moves (cu130-nightly is a rolling tag, 'not a reproducible pin'): two hosts, or one host on two "
        "days, may run different engines.",
-       "seed 000: IMAGE PIN note; seed 001: digest pinning as practice"),
+       "the GB10 field reports: the IMAGE PIN note, and digest pinning as practice"),
     _r("flag-unknown", "error", check_flag_unknown,
        "The engine's argument parser exits at startup on a flag it does not have ('unrecognized arguments'), "
        "on an ambiguous abbreviation, and on --x where only the short option -x exists.",
@@ -876,17 +882,17 @@ RULES = (
     _r("vllm-nvfp4-sm12x-moe-backend", "error", check_vllm_nvfp4_moe_sm12x,
        "Not every NVFP4 MoE kernel runs on sm_12x, and which do depends on the release (FLASHINFER_CUTLASS "
        "from 0.19.0, FLASHINFER_B12X from 0.22.0, B12X from 0.29.0; Marlin always); auto-selection then picks "
-       "FLASHINFER_CUTLASS, which the seeds saw regress on GB10, so Marlin stays explicit in the seed profiles.",
+       "FLASHINFER_CUTLASS, which the GB10 field report saw regress, so Marlin stays explicit in the shipped profiles.",
        "plugins/plugin_utils/_kernel_support.py NVFP4_MOE_SM12X (vLLM source per release, shared with the lab "
-       "simulator); seed 000 findings.md section 1 and Gotchas; vLLM #38971"),
+       "simulator); the GB10 field report, findings.md section 1 and Gotchas; vLLM #38971"),
     _r("vllm-mtp-marlin-draft-moe-backend", "error", check_vllm_mtp_marlin,
        "The MTP head's MoE is unquantized and rejects marlin: one global --moe-backend cannot serve both "
        "(ValueError at startup) until vLLM 0.33; the per-path speculative_config.moe_backend fixes it but "
        "exists only from vLLM 0.19 (v0.17.1 fails with a pydantic ValidationError).",
-       "seed 000 findings.md section 1; engine-facts.md sections 1.2 and 1.10"),
+       "the GB10 field report, findings.md section 1; engine-facts.md sections 1.2 and 1.10"),
     _r("vllm-mtp-attention-sm121", "error", check_vllm_mtp_attention_sm121,
        "FlashInfer attention with MTP crashes on sm_121 (GB10); only TRITON_ATTN is known to work.",
-       "seed 000 findings.md Gotchas; vLLM #37754"),
+       "the GB10 field report, findings.md Gotchas; vLLM #37754"),
     _r("vllm-mtp-drafter-attention", "warning", check_vllm_drafter_attention,
        "From vLLM 0.21 the drafter never inherits --attention-backend; it auto-selects (FLASHINFER on "
        "Blackwell) unless speculative_config.attention_backend is set, bringing back the FlashInfer + MTP "
@@ -896,49 +902,52 @@ RULES = (
        "Mamba prefix caching with MTP crashes on NemotronH (vLLM #39809), and on Nemotron-3-Super it gave 0 "
        "hits in 9,317 queries; vLLM >= 0.28 turns it on by default for hybrid models (0.26-0.27 keep it opt-in), "
        "so it must be turned off explicitly there (and backend_assert expects prefix_caching false).",
-       "seed 000 benchmark-results.md section 4 and findings.md section 5; vLLM #39809; "
+       "the GB10 field report, benchmark-results.md section 4 and findings.md section 5; vLLM #39809; "
        + "vllm/engine/arg_utils.py 0.28.0 line 2650, 0.27.0 line 2604"),
     _r("sglang-spec-moe-runner-sm120", "error", check_sglang_spec_moe_runner,
        "Without --speculative-moe-runner-backend triton the draft worker's MoE layers take a backend that is "
        "OOM-killed on SM120.",
-       "seed 002: SM120 matrix (MTP/EAGLE row) and MTP section; sglang#20470"),
+       "the g7e field report: SM120 matrix (MTP/EAGLE row) and MTP section; sglang#20470"),
     _r("sglang-spec-radix-cache", "error", check_sglang_spec_radix_cache,
        "EAGLE/MTP on Nemotron-3-Super needs the radix cache off (--disable-radix-cache is required by MTP).",
-       "seed 002: MTP / Speculative Decoding (EAGLE) section"),
+       "the g7e field report: MTP / Speculative Decoding (EAGLE) section"),
     _r("sglang-spec-max-running-requests", "error", check_sglang_spec_max_running_requests,
        "With speculative decoding and no --max-running-requests SGLang silently caps running requests at 48, "
-       "the cap that took seed 002's 500-prompt burst from 3,215 to 478 tok/s (-86%); the profile must state "
+       "the cap that took the g7e field report's 500-prompt burst from 3,215 to 478 tok/s (-86%); the profile must "
+       "state "
        "its cap so the cost is visible and chosen.",
-       "seed 002 Gotchas ('--max-running-requests kills burst benchmarks'); sglang/srt/server_args.py:1740 "
+       "the g7e field report, Gotchas ('--max-running-requests kills burst benchmarks'); "
+       "sglang/srt/server_args.py:1740 "
        "(0.5.6.post2), sglang/srt/arg_groups/speculative_hook.py:283 (0.5.13), :1090 (0.5.23)"),
     _r("sglang-sm120-required-flags", "error", check_sglang_sm120_required,
        "On SM120 an FP8 checkpoint needs --fp8-gemm-backend triton and --moe-runner-backend triton: DeepGEMM "
        "asserts (kernel_runtime.hpp:45), CUTLASS FP8 is gated to SM90/SM100, and trtllm_mha attention is "
        "SM100-only; all three fail only on the host.",
-       "seed 002 SM120 backend matrix and 'Required flags'; plugins/plugin_utils/_kernel_support.py"),
+       "the g7e field report, SM120 backend matrix and 'Required flags'; plugins/plugin_utils/_kernel_support.py"),
     _r("sglang-deepep-pcie", "error", check_sglang_deepep_pcie,
        "DeepEP all-to-all needs NVLink/P2P; the g7e's 8 GPUs sit on PCIe and DeepEP fails there.",
-       "seed 002 SM120 matrix ('DeepEP FAIL: PCIe P2P topology (universal g7e blocker)')"),
+       "the g7e field report, SM120 matrix ('DeepEP FAIL: PCIe P2P topology (universal g7e blocker)')"),
     _r("sglang-hicache-mamba", "error", check_sglang_hicache_mamba,
        "HiCache on a hybrid Mamba model (HiMambaRadixCache) fails: one bug fixed, '_insert_helper() arg count "
        "mismatch' still open.",
-       "seed 002 'HiCache on Mamba-2 - two bugs' (sglang#20495, #20504)"),
+       "the g7e field report, 'HiCache on Mamba-2 - two bugs' (sglang#20495, #20504)"),
     _r("sglang-eagle-mem-fraction", "warning", check_sglang_eagle_mem_fraction,
-       "EAGLE/MTP at --mem-fraction-static 0.85 OOMed under a 500-prompt burst on SM120; seed 002 ran it at "
+       "EAGLE/MTP at --mem-fraction-static 0.85 OOMed under a 500-prompt burst on SM120; the g7e field report ran "
+       "it at "
        "0.80.",
-       "seed 002 MTP section ('MTP at 0.85 OOMs under 500-prompt burst')"),
+       "the g7e field report, MTP section ('MTP at 0.85 OOMs under 500-prompt burst')"),
     _r("sglang-mamba-extra-buffer-nemotronh", "error", check_sglang_mamba_extra_buffer,
        "SGLang asserts 'mamba extra_buffer is not supported for NemotronHForCausalLM' at startup in "
        "0.5.7-0.5.12, and from 0.5.15 unless linear_attn_backend is triton.",
-       "seed 002 Gotchas ('extra_buffer mamba scheduler not supported'); engine-facts.md section 2.4"),
+       "the g7e field report, Gotchas ('extra_buffer mamba scheduler not supported'); engine-facts.md section 2.4"),
     _r("reasoning-parser-name", "error", check_reasoning_parser,
        "Parser names differ per engine and version: vLLM nemotron_v3 (0.17.1+); SGLang nemotron_3 (0.5.10+; "
        "nano_v3 in 0.5.7-0.5.9; super_v3 never). A wrong name fails at server setup.",
-       "seed 002 Gotchas (reasoning parser name); engine-facts.md sections 1.8, 1.10 and 2.6"),
+       "the g7e field report, Gotchas (reasoning parser name); engine-facts.md sections 1.8, 1.10 and 2.6"),
     _r("sglang-max-running-requests-burst", "warning", check_sglang_max_running_requests,
        "--max-running-requests 48 dropped burst throughput from 3,215 to 478 tok/s (-86%): 500 concurrent "
        "prompts queue behind the cap and tail requests wait 50+ s before prefill.",
-       "seed 002 Gotchas ('--max-running-requests kills burst benchmarks')"),
+       "the g7e field report, Gotchas ('--max-running-requests kills burst benchmarks')"),
     _r("env-removed", "error", check_env_removed,
        "An env var the image's release no longer reads does nothing (vLLM only warns 'Unknown vLLM environment "
        "variable'); for VLLM_NVFP4_GEMM_BACKEND, VLLM_USE_FLASHINFER_MOE_FP4 and VLLM_FLASHINFER_MOE_BACKEND "
@@ -949,7 +958,8 @@ RULES = (
        "engine-facts.md sections 1.8 and 1.10 (env vars)"),
     _r("env-unknown", "warning", check_env_unknown,
        "An engine-prefixed env var no release reads does nothing (a typo or a knob that never existed, like "
-       "seed 002's SGLANG_DISABLE_DEEP_GEMM); vLLM warns 'Unknown vLLM environment variable' and fails with "
+       "the g7e field report's SGLANG_DISABLE_DEEP_GEMM); vLLM warns 'Unknown vLLM environment variable' and fails "
+       "with "
        "--fail-on-environ-validation.",
        _CATALOG + " (vllm/envs.py; sglang/srt/environ.py and the package's env reads)"),
     _r("env-value", "error", check_env_value,
