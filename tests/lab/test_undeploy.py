@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""playbooks/undeploy.yml on a lab host (issue 26): removes the container, its systemd units, the
+watchdog, the launch script, the watchdog's files and the last known-good record; keeps the model
+and engine caches; a converge (site.yml) restores it, serving and proven.
+
+Uses lab-g7e of inventories/lab (converged first); the host is restored at the end.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.lab
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+INVENTORY = os.path.join(ROOT, "inventories", "lab")
+HOST = "lab-g7e"
+REMOVED = ["/usr/local/lib/inferops-serving/inferops-serving.sh", "/etc/inferops-serving/watchdog-inferops-serving.json",
+           "/var/lib/inferops-serving/watchdog-inferops-serving.json", "/var/lib/inferops-serving/inferops-serving.json",
+           "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
+           "/usr/local/lib/inferops-serving/inferops_watchdog.py"]
+
+
+def run(args):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    return subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)
+
+
+def playbook(*args):
+    result = run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, *args])
+    assert result.returncode == 0, result.stdout[-4000:]
+    return result.stdout
+
+
+def on_host(command):
+    return run(["docker", "exec", HOST, "bash", "-c", command])
+
+
+def test_undeploy_removes_what_the_role_made_and_a_converge_restores_it():
+    playbook("site.yml", "-l", HOST)
+    assert all(on_host("test -e %s" % path).returncode == 0 for path in REMOVED)
+    checked = playbook("playbooks/undeploy.yml", "-l", HOST, "-e", "inferops_undeploy=true", "--check")
+    assert on_host("docker inspect inferops-serving").returncode == 0, checked[-2000:]  # --check changed nothing
+    try:
+        playbook("playbooks/undeploy.yml", "-l", HOST, "-e", "inferops_undeploy=true")
+        assert on_host("docker inspect inferops-serving").returncode != 0
+        assert on_host("systemctl is-active inferops-watchdog@inferops-serving.service").stdout.strip() != "active"
+        left = [path for path in REMOVED if on_host("test -e %s" % path).returncode == 0]
+        assert left == []
+        # The weights and the compile cache stay.
+        assert on_host("test -d /root/.cache/huggingface").returncode == 0
+        again = playbook("playbooks/undeploy.yml", "-l", HOST, "-e", "inferops_undeploy=true")
+        assert "changed=0" in again.split("PLAY RECAP")[-1]
+    finally:
+        restored = playbook("site.yml", "-l", HOST)
+    assert "serving" in restored.split("Print the serving summary")[-1]
+    assert on_host("systemctl is-active inferops-watchdog@inferops-serving.service").stdout.strip() == "active"

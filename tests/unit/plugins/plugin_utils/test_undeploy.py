@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What the server role's undeploy entry point removes, decided from the real plan of a shipped
+profile with the role's default directories (issue 26)."""
+from __future__ import annotations
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import undeploy_plan
+
+# The server role's defaults (roles/server/defaults/main.yml) as its plan options.
+OPTIONS = {"name": "inferops-serving", "port": 8000, "config_dir": "/etc/inferops-serving",
+           "script_dir": "/usr/local/lib/inferops-serving", "state_dir": "/var/lib/inferops-serving",
+           "textfile_dir": "/var/lib/node_exporter"}
+STATE = "/var/lib/inferops-serving/inferops-serving.json"
+SCRIPT = "/usr/local/lib/inferops-serving/inferops-serving.sh"
+
+
+def paths(result):
+    return [entry["path"] for entry in result["files"]]
+
+
+def test_the_hosts_only_deployment_goes_whole():
+    deployment = plan("gb10-nvfp4-mtp-throughput", dict(OPTIONS, secret_env=["HF_TOKEN"]))
+    result = undeploy_plan(deployment, STATE, [SCRIPT])
+    assert result["services"] == ["inferops-watchdog@inferops-serving.service", "inferops-serving@inferops-serving.service"]
+    assert result["containers"] == ["inferops-serving", "inferops-serving-next"]
+    assert paths(result) == [
+        "/etc/inferops-serving/inferops-serving.env", SCRIPT,
+        "/etc/inferops-serving/watchdog-inferops-serving.json", "/var/lib/inferops-serving/watchdog-inferops-serving.json",
+        "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom", STATE,
+        "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
+        "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py"]
+    assert all(entry["state"] == "absent" for entry in result["files"]) and result["shared"]
+
+
+def test_an_env_file_left_by_an_earlier_converge_goes_too():
+    # Without secrets the plan has no env file, but a former one (with a token) may be there.
+    deployment = plan("gb10-nvfp4-mtp-throughput", OPTIONS)
+    assert deployment["env_file"] is None
+    assert "/etc/inferops-serving/inferops-serving.env" in paths(undeploy_plan(deployment, STATE, []))
+
+
+def test_another_deployment_on_the_host_keeps_the_shared_files():
+    deployment = plan("g7e-fp8-sglang", dict(OPTIONS, name="sglang-b", textfile_dir=""))
+    other = "/usr/local/lib/inferops-serving/inferops-serving.sh"
+    result = undeploy_plan(deployment, "/var/lib/inferops-serving/sglang-b.json",
+                           ["/usr/local/lib/inferops-serving/sglang-b.sh", other])
+    assert not result["shared"] and result["others"] == [other]
+    assert paths(result) == ["/etc/inferops-serving/sglang-b.env", "/usr/local/lib/inferops-serving/sglang-b.sh",
+                             "/etc/inferops-serving/watchdog-sglang-b.json",
+                             "/var/lib/inferops-serving/watchdog-sglang-b.json", "/var/lib/inferops-serving/sglang-b.json"]
+    # The model cache and the engine cache are data, never removed.
+    assert not any("cache" in path for path in paths(result))
