@@ -195,6 +195,14 @@ class Release:
                 self.strings[negation] = (canonical, "negation")
         self.speculative_keys = frozenset(data["speculative_keys"])
         self.env = frozenset(data["env"])
+        for (engine, flag), values in ACCEPTED_BEYOND_CHOICES.items():
+            entry = self.flags.get(flag)
+            if engine != self.engine or entry is None or entry.get("choices") is None:
+                continue
+            extra = [value for value, (first, last, _source) in values.items()
+                     if version_in(self.version, first, last) and value not in entry["choices"]]
+            if extra:
+                self.flags[flag] = dict(entry, choices=list(entry["choices"]) + extra)
 
     @property
     def label(self):
@@ -389,6 +397,18 @@ REPLACEMENTS = {
         "cuda-graph-max-bs-decode",
         "sglang 0.5.14-0.5.19 server_args.py: --cuda-graph-max-bs deprecated; 0.5.20 "
         "arg_groups/fields/exec_.py has cuda_graph_max_bs_decode/_prefill"),
+}
+
+# Values a release accepts although they are not among the choices its parser declares (the
+# stored data): a validator behind the parser takes them. Keyed by (engine, flag), each value as
+# the flag's normalisation leaves it -> (first, last, source).
+ACCEPTED_BEYOND_CHOICES = {
+    ("vllm", "attention-backend"): {
+        # AttentionConfig.validate_backend_before: `if value.lower() == "auto": return None`
+        # (automatic selection), before AttentionBackendEnum[value.upper()].
+        "AUTO": ("0.19.0", None, "vllm 0.19.0-0.33.0 vllm/config/attention.py, AttentionConfig.validate_backend_before "
+                                 "(the enum's names are the data's choices)"),
+    },
 }
 
 # Reasoning parsers of the Nemotron-3 family (the data has no choices: both engines fill the

@@ -118,3 +118,27 @@ def test_speculative_keys_the_release_lacks_are_refused(version):
 def test_known_absent_flags_are_refused(engine, version, flag):
     findings = _findings(engine, version, {flag: True})
     assert any(f["severity"] == "error" for f in findings), findings
+
+
+# --attention-backend auto: vLLM's AttentionConfig validator maps "auto" (any case) to automatic
+# selection before it looks the name up in AttentionBackendEnum, whose names are the data's
+# choices (issue 26). Checked against the released source kept in tests/unit/fixtures/engine_src.
+@pytest.mark.parametrize("version", [v for v in c.releases("vllm") if c.version_in(v, "0.19.0")])
+@pytest.mark.parametrize("value", ["auto", "AUTO", "Auto"])
+def test_attention_backend_auto_is_accepted(version, value):
+    assert _findings("vllm", version, {"attention-backend": value}) == []
+
+
+def test_attention_backend_auto_matches_the_released_source(tmp_path):
+    import os
+    import tarfile
+    archive = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "engine_src", "vllm-0.19.0.tar.xz")
+    with tarfile.open(archive) as tar:
+        source = tar.extractfile("vllm/config/attention.py").read().decode("utf-8")
+    assert 'if value.lower() == "auto":\n                return None' in source
+    assert "AUTO" in c.choices(c.release("vllm", "0.19.0").flags["attention-backend"])
+
+
+def test_attention_backend_still_refuses_a_name_it_lacks():
+    [finding] = _findings("vllm", "0.19.0", {"attention-backend": "automatic"})
+    assert finding["rule"] == "flag-value" and "is not a choice of vLLM 0.19.0" in finding["message"]
