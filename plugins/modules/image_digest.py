@@ -170,6 +170,7 @@ credentials:
 import base64
 import json
 import os
+import pwd
 from urllib.parse import urlsplit
 
 from ansible.module_utils.basic import AnsibleModule
@@ -233,7 +234,8 @@ def _config_path(module):
         return module.params["docker_config"]
     if os.environ.get("DOCKER_CONFIG"):
         return os.path.join(os.environ["DOCKER_CONFIG"], "config.json")
-    return os.path.join(os.path.expanduser("~"), ".docker", "config.json")
+    # The home directory as the Docker CLI finds it: $HOME, else the user's passwd entry.
+    return os.path.join(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir, ".docker", "config.json")
 
 
 def _helper(module, helper, server):

@@ -17,8 +17,8 @@ from __future__ import annotations
 # capability 12.x: RTX PRO 6000 sm_120, GB10 sm_121): backend -> (first vLLM release whose
 # kernel runs NVFP4 MoE there, source). A backend not listed does not run on sm_12x.
 NVFP4_MOE_SM12X = {
-    "MARLIN": ("0.17.0", "the GB10 field report, findings.md section 1: the model card's Spark recipe (v0.17.1) "
-    "serves on Marlin"),
+    "MARLIN": ("0.17.0", "the GB10 field report, findings.md section 1: the model card's Spark recipe "
+                         "(v0.17.1) serves on Marlin"),
     "FLASHINFER_CUTLASS": (
         "0.19.0",
         "vllm/model_executor/layers/fused_moe/flashinfer_cutlass_moe.py (0.19.0 lines 125-133: "
@@ -93,7 +93,6 @@ SGLANG_SM120_REQUIRED = {"fp8-gemm-backend": "triton", "moe-runner-backend": "tr
 # Interconnect per hardware platform (profiles' hardware.platform): DeepEP needs NVLink/P2P.
 PLATFORM_INTERCONNECT = {
     "rtx-pro-6000": ("pcie", "AWS g7e.48xlarge: 8x RTX PRO 6000 on PCIe; the g7e field report, SM120 matrix: "
-    "DeepEP FAIL, "
-                             "PCIe P2P topology (universal g7e blocker)"),
+                             "DeepEP FAIL, PCIe P2P topology (universal g7e blocker)"),
     "gb10": ("single-gpu", "DGX Spark: one GB10"),
 }

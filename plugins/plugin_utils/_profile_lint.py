@@ -486,8 +486,9 @@ def check_vllm_nvfp4_moe_sm12x(ctx):
         first = min(kernels.NVFP4_MOE_SM12X.items(), key=lambda item: catalog.parse_version(item[1][0]))
         yield ("NVFP4 model on %s with --moe-backend %s: %s has no NVFP4 MoE kernel for sm_12x (the first is %s, "
                "from vLLM %s: %s); use an image of vLLM %s or later with args.moe-backend: marlin (what the "
-               "GB10 field report measured)" % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, first[0],
-                                    first[1][0], first[1][1], first[1][0]))
+               "GB10 field report measured)"
+               % (ctx.sm_label, backend or "unset (auto)", ctx.engine_label, first[0], first[1][0], first[1][1],
+                  first[1][0]))
         return
     if backend in (None, "auto"):
         auto = "FLASHINFER_CUTLASS" if "FLASHINFER_CUTLASS" in supported else "MARLIN"
