@@ -13,7 +13,7 @@ author: inferops.serving contributors (@inferops)
 description:
   - Reads the manifest of O(model) at O(revision) - each file's size and hash - from the Hub's API
     (C(/api/models/<model>/revision/<commit>?blobs=true) at O(endpoint)), or takes it from
-    O(manifest) (the lock's, for a host that stays offline: then no request is made).
+    O(manifest) (the lock's, for a host that stays offline; then no request is made).
   - Compares it with the host's Hugging Face cache under O(hub_cache) - the blobs already complete,
     the partial downloads a resumed C(hf download) continues - and the free space of the cache's
     filesystem, and says whether the rest fits with O(reserve_bytes) to spare. The size is the

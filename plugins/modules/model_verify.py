@@ -15,7 +15,7 @@ description:
     cache under O(hub_cache) (or in O(local_dir)) - the sha256 of an LFS file, the git blob sha1 of
     any other, and its size - and fails naming each file that is missing, a dangling symlink, a link
     out of the repository's own cache folder (a copy made of symlinks to another tree), truncated, or
-    different by one byte. It only reads: nothing on the host changes before the verdict.
+    different by one byte. It only reads, so nothing on the host changes before the verdict.
   - On success it records a verification marker (C(.inferops-verified.json) in the repository's
     cache folder) keyed by the revision and the manifest's sha256, with each file's size and mtime.
     A later run whose marker matches and whose files kept their size and mtime does not read the
