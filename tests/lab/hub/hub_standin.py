@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A stand-in for the Hugging Face Hub's HTTP API, on loopback, for the lab and the tests.
 
@@ -82,8 +81,8 @@ class Commit:
                 if is_lfs(path):
                     sha256 = hashlib.sha256(data).hexdigest()
                     pointer = lfs_pointer(sha256, len(data))
-                    entry.update(oid=git_blob_sha1(pointer), lfs={"oid": sha256, "size": len(data),
-                                                                    "pointerSize": len(pointer)})
+                    lfs = {"oid": sha256, "size": len(data), "pointerSize": len(pointer)}
+                    entry.update(oid=git_blob_sha1(pointer), lfs=lfs)
                 else:
                     entry.update(oid=git_blob_sha1(data), lfs=None)
                 self.files[path] = entry
@@ -259,10 +258,9 @@ class Handler(BaseHTTPRequestHandler):
             sha256 = entry["lfs"]["oid"]
             # The Hub redirects to its storage host (a CDN); the client follows a redirect on HEAD only to
             # the same host, so the storage URL names this loopback server by another name.
-            headers.update({"Location": "http://%s:%d/lfs/%s" % (self.server.storage_host,
-                                                                    self.server.server_address[1], quote(sha256)),
-                            "X-Linked-Etag": '"%s"' % sha256, "X-Linked-Size": str(entry["size"]),
-                            "ETag": '"%s"' % entry["oid"]})
+            location = "http://%s:%d/lfs/%s" % (self.server.storage_host, self.server.server_address[1], quote(sha256))
+            headers.update({"Location": location, "X-Linked-Etag": '"%s"' % sha256,
+                            "X-Linked-Size": str(entry["size"]), "ETag": '"%s"' % entry["oid"]})
             return self._send(302, b"", headers)
         with open(entry["full"], "rb") as handle:
             data = handle.read()
@@ -306,7 +304,7 @@ def serve(root, port=0, host="127.0.0.1", request_log=None, storage_host="localh
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "repos"))
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1", choices=["127.0.0.1"], help="loopback only")

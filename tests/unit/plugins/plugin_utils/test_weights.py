@@ -87,8 +87,8 @@ def test_the_lock_pins_the_model_and_refuses_a_malformed_entry():
     assert p.resolve_profile("g7e-fp8-sglang", lock=lock)["revision"] == OTHER
     with pytest.raises(p.ProfileError, match=r"lock entry models\['nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8'\] "
                                              r"needs a revision: the 40-hex commit id \(got 'main'\)"):
-        p.resolve_profile("g7e-fp8-sglang", lock={"models": {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8":
-                                                              {"revision": "main"}}})
+        p.resolve_profile("g7e-fp8-sglang",
+                          lock={"models": {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8": {"revision": "main"}}})
 
 
 def test_the_plan_and_the_state_record_carry_the_revision():
