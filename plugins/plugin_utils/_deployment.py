@@ -37,7 +37,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 # only place the role's files and requests.
 SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
-                "labels")
+                "labels", "hf_hub_offline")
 PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 

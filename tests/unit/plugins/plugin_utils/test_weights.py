@@ -99,3 +99,9 @@ def test_the_plan_and_the_state_record_carry_the_revision():
         "draft": {"model": "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "revision": COMMIT, "separate": False}}
     assert record(deployment)["model_revision"] == COMMIT
     assert plan("g7e-fp8-sglang")["weights"]["pinned"] is False
+
+
+def test_the_role_option_reaches_the_container_through_the_plan():
+    assert "HF_HUB_OFFLINE" not in plan("gb10-nvfp4-fallback", {"hf_hub_offline": False})["spec"]["env"]
+    assert plan("gb10-nvfp4-fallback", {"hf_hub_offline": None})["weights"]["offline"] is True
+    assert plan("g7e-fp8-sglang", {"hf_hub_offline": True})["spec"]["env"]["HF_HUB_OFFLINE"] == "1"
