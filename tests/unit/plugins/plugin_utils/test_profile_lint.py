@@ -323,9 +323,9 @@ def test_rule_quiet_on_the_fine_near_miss(rule, base, delta):
 def test_shipped_profiles_have_no_errors_and_only_documented_warnings(name):
     findings = lint_profile(name)
     assert errors(findings) == [], format_findings(findings)
-    expected = ((["image-tag-only"] if name in TAG_ONLY else []) + (["model-revision-missing"] if name in NO_REVISION
-                                                                     else [])
-                + (["env-unknown"] if name in SEED002_ENV else []))
+    expected = (["image-tag-only"] if name in TAG_ONLY else []) \
+        + (["model-revision-missing"] if name in NO_REVISION else []) \
+        + (["env-unknown"] if name in SEED002_ENV else [])
     assert [f["rule"] for f in findings] == expected
 
 
