@@ -106,3 +106,27 @@ def test_a_flipped_byte_is_refused_naming_the_file(tmp_path, hub):
     result, out = converge(tmp_path, hub)
     assert result.returncode != 0
     assert "%s@%s is not the pinned revision in %s: model.safetensors: sha256 " % (MODEL, COMMIT, snapshot) in out
+
+
+def test_an_offline_host_converges_from_the_lock_manifest_without_the_hub(tmp_path, hub):
+    result, out = converge(tmp_path, hub)
+    assert result.returncode == 0, out
+    commit = hub_standin_commit(hub)
+    manifest = {"revision": COMMIT, "files": {
+        path: ({"size": e["size"], "sha256": e["lfs"]["oid"]} if e["lfs"] else {"size": e["size"], "git_sha1": e["oid"]})
+        for path, e in commit.files.items()}}
+    lock = tmp_path / "lock.json"
+    lock.write_text(json.dumps({"inferops_serving_image_lock": {"models": {MODEL: {"revision": COMMIT,
+                                                                                   "manifest": manifest}}}}))
+    before = len(hub["log"].read_text().splitlines())
+    offline = dict(hub, url="http://127.0.0.1:9")  # nothing listens there
+    result, out = converge(tmp_path, offline, "-e", "@%s" % lock)
+    assert result.returncode == 0 and recap(out)["changed"] == "0", out
+    assert len(hub["log"].read_text().splitlines()) == before
+
+
+def hub_standin_commit(hub):
+    spec = importlib.util.spec_from_file_location("hub_standin", os.path.join(HUB_DIR, "hub_standin.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Store(str(hub["root"])).repo(MODEL)[0]
