@@ -86,6 +86,7 @@ from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, plain
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
 
 class LookupModule(LookupBase):
@@ -101,4 +102,4 @@ class LookupModule(LookupBase):
             return [plan(str(terms[0]), options, lock=plain(self.get_option("lock")),
                          overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
         except ProfileError as exc:
-            raise AnsibleLookupError(str(exc)) from exc
+            raise AnsibleLookupError(scrub(exc)) from exc

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import refuse_secrets
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
@@ -149,6 +150,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
     else:
         profile = plain(profile)
+    # First: any later message (a launch script field refused) would quote a misplaced secret.
+    refuse_secrets(profile, overrides)
     engine = profile.get("engine")
     if engine not in engines.ENGINES:
         raise ProfileError("profile %s: engine %r is not one of %s"

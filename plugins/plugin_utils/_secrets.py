@@ -55,6 +55,10 @@ _SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:key|token|secret|password|passwd|apikey
 NOT_SECRET_FLAGS = frozenset(("bucket-time-to-first-token", "ssl-keyfile", "speculative-token-map"))
 # A Hugging Face user access token: hf_ and 34 letters/digits (seen anywhere = a leaked token).
 HF_TOKEN_VALUE_RE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
+# What a message masks: the same shape, also a prefix of one (a message may cut a value short).
+# A capital or a digit in it: not a word such as hf_overrides. No word boundary before it: a
+# repr'd newline leaves a backslash and an "n" right before it.
+_HF_TOKEN_SHAPE_RE = re.compile(r"hf_(?=[a-z]*[A-Z0-9])[A-Za-z0-9]{8,}")
 REASON = ("A value in args or env lands in the 0755 launch script, the host's state file, container labels, "
           "docker inspect and the engine's logged arguments; secrets must only travel in the 0600 env file "
           "written from %s (no_log)." % CHANNEL)
@@ -152,6 +156,45 @@ def secret_findings(profile, overrides=None, profile_dirs=None):
                 findings.append(_finding("secret-value", "%s holds what looks like a Hugging Face token (hf_...); "
                                          "remove it and set %s: {HF_TOKEN: <value>}" % (label, CHANNEL)))
     return findings
+
+
+def refuse_secrets(profile, overrides=None):
+    """Raise ProfileError, naming each place and its channel (never a value), when ``profile`` (with
+    ``overrides``) holds a secret outside ``server_secrets``.
+
+    The deployment plan calls it first: a later check (a newline refused in the launch script) would
+    quote the value, and the plan itself (the launch script, the spec) would carry it into ``-v`` output.
+    """
+    findings = secret_findings(profile, overrides)
+    if findings:
+        raise ProfileError("profile %s: %s (values not shown). %s"
+                           % (profile.get("name"), "; ".join(f["message"] for f in findings), REASON))
+
+
+def scrub(text, mask="hf_<redacted>"):
+    """``text`` with anything shaped like a Hugging Face token (``hf_`` and 8+ letters/digits) masked:
+    for a message that may quote a value the secret checks could not place (a truncated one too)."""
+    return _HF_TOKEN_SHAPE_RE.sub(mask, str(text))
+
+
+def failure_message(result, task=None, limit=2000):
+    """What a rescue may keep of a failed task's result: its ``msg`` (else ``stderr``), scrubbed and
+    cut to ``limit`` characters; for a ``no_log`` task (``task`` is ``ansible_failed_task``) a fixed
+    text, since Ansible hands the rescue the uncensored result."""
+    if isinstance(task, Mapping) and _truthy(task.get("no_log")):
+        return "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"
+    result = result if isinstance(result, Mapping) else {}
+    message = result.get("msg")
+    if message in (None, ""):
+        message = result.get("stderr") or ""
+    text = scrub(message)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _truthy(value):
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on", "y", "t")
+    return bool(value)
 
 
 def _text(value):

@@ -101,3 +101,21 @@ def test_a_rollback_with_secrets_shows_none(converged):
     inspect = json.loads(on_host("docker inspect inferops-serving"))[0]
     env = inspect["Config"]["Env"]
     assert "HF_TOKEN=%s" % TOKEN in env and "VLLM_API_KEY=%s" % API_KEY in env
+
+
+MISPLACED = "sk-lab-Misplaced-5555aaaa"
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-v"]], ids=["default verbosity", "-v"])
+def test_a_secret_in_profile_args_with_a_newline_appears_nowhere(verbosity):
+    """Issue 25: the launch script's refusal of the newline quoted the value (default verbosity)
+    and, without the newline, ``-v`` printed the whole plan with it; the plan now refuses it first."""
+    overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1",
+                                                                  "api-key": MISPLACED + "\nsecond-line"}}})
+    result = run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, "site.yml", "-l", "lab-spark",
+                  "-e", overrides, *verbosity])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-6000:]
+    assert "args.api-key" in output and "server_secrets: {VLLM_API_KEY: <value>}" in output, output[-6000:]
+    for part in (MISPLACED, MISPLACED[:12], "second-line"):
+        assert part not in output, "%s shows the misplaced secret" % " ".join(["site.yml"] + verbosity)

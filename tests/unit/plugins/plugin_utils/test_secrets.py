@@ -138,3 +138,73 @@ def test_redact():
     data = {"evidence": ["non-default args: {'api_key': 'sk-long-key'}"], "n": 3, "k": "sk-long-key"}
     assert s.redact(data, ["sk-long-key", "", None]) == {
         "evidence": ["non-default args: {'api_key': '<redacted>'}"], "n": 3, "k": "<redacted>"}
+
+
+# Issue 25, finding 5: a misplaced secret with a newline was quoted by the launch script's refusal
+# (default verbosity), and without one it was planned into the launch script (printed at -v).
+SECRET = "sk-misplaced-Secret0987"
+
+
+@pytest.mark.parametrize("overrides, named", [
+    ({"args": {"api-key": SECRET + "\nmore"}}, "args.api-key"),
+    ({"args": {"api-key": SECRET}}, "args.api-key"),
+    ({"env": {"VLLM_API_KEY": SECRET + "\n"}}, "env.VLLM_API_KEY"),
+    ({"args": {"served-model-name": "x\n" + TOKEN}}, "args.served-model-name"),
+])
+def test_the_plan_refuses_a_misplaced_secret_before_quoting_it(overrides, named):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
+    message = str(exc.value)
+    assert message.startswith("profile gb10-nvfp4-mtp-latency: %s" % named)
+    assert "values not shown" in message and "server_secrets" in message
+    for leaked in (SECRET, SECRET[:12], TOKEN, TOKEN[:12]):
+        assert leaked not in message
+
+
+def test_a_refusal_quoting_a_token_shape_is_scrubbed():
+    """image.tag is no secret's place: the launch script refuses its newline, quoting the value; the
+    deployment lookup scrubs every refusal it raises."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides={"image": {"tag": "v1\n" + TOKEN}})
+    assert "image.tag" in str(exc.value) and TOKEN[:12] in str(exc.value)
+    assert TOKEN[:12] not in s.scrub(exc.value)
+    with open(plan.__code__.co_filename.replace("plugin_utils/_deployment.py", "lookup/deployment.py"),
+              encoding="utf-8") as handle:
+        assert "raise AnsibleLookupError(scrub(exc))" in handle.read()
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("got 'hf_aB3aB3aB3aB3...'", "got 'hf_<redacted>...'"),
+    ("token %s here" % TOKEN, "token hf_<redacted> here"),
+    ("args.hf_overrides and hf_config_path", "args.hf_overrides and hf_config_path"),
+])
+def test_scrub(text, shown):
+    assert s.scrub(text) == shown
+
+
+@pytest.mark.parametrize("result, task, expected", [
+    ({"msg": "pull failed: unauthorized"}, {"no_log": False}, "pull failed: unauthorized"),
+    ({"msg": "", "stderr": "docker: no such image"}, None, "docker: no such image"),
+    ({"msg": "bad %s" % TOKEN}, {}, "bad hf_<redacted>"),
+    ({"msg": "x" * 3000}, {}, "x" * 1997 + "..."),
+    ({"msg": "Authorization: Bearer %s" % SECRET}, {"no_log": True},
+     "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"),
+    ({"msg": SECRET}, {"no_log": "yes"},
+     "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"),
+    (None, None, ""),
+])
+def test_failure_message_keeps_nothing_of_a_no_log_result(result, task, expected):
+    assert s.failure_message(result, task) == expected
+
+
+def test_the_rescue_keeps_the_failed_message_through_the_filter():
+    """rescue.yml copied ``ansible_failed_result.msg`` (uncensored for a no_log task) into a fact
+    and its fail message; every read of it now goes through failure_message."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "server", "tasks", "rescue.yml"), encoding="utf-8") as handle:
+        text = handle.read()
+    assert "ansible_failed_result.msg" not in text
+    assert text.count("ansible_failed_result | inferops.serving.failure_message(task=ansible_failed_task)") == 2
