@@ -44,7 +44,8 @@ options:
       - Launch options, from the server role's variables - C(name), C(port), C(network_mode),
         C(registry_prefix), C(model_cache_dir), C(extra_volumes), C(engine_cache_dir),
         C(secret_env) (names only), C(restart_retries), C(log_max_size), C(log_max_file),
-        C(labels), C(config_dir), C(script_dir), C(smoke), C(image_by_id).
+        C(labels), C(config_dir), C(script_dir), C(smoke), C(image_by_id), C(docker_host)
+        (refused with a newline or another control character).
     type: dict
     default: {}
   record:

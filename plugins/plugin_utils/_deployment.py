@@ -38,7 +38,8 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
                 "labels")
-PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id")
+PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id",
+                               "docker_host")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
 
@@ -74,6 +75,9 @@ def _check_options(options):
                                    % (var, _validate.describe(options[key])))
             checked[key] = _validate.absolute_path(options[key], var, error=ProfileError,
                                                    volume=key in ("model_cache_dir", "engine_cache_dir"))
+    if options.get("docker_host") is not None:
+        # Also written into the serving unit: a newline there would add a setting of its own.
+        checked["docker_host"] = _validate.single_line(options["docker_host"], "server_docker_host", error=ProfileError)
     if options.get("registry_prefix"):
         checked["registry_prefix"] = _validate.single_line(options["registry_prefix"], "server_registry_prefix",
                                                            error=ProfileError)
