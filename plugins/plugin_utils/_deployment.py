@@ -22,7 +22,6 @@ from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import refuse_secrets
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
@@ -32,6 +31,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     resolve_profile,
     spec_digest,
 )
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import refuse_secrets
 
 # The role's launch options that shape the container (launch_spec's options), and the ones that
 # only place the role's files and requests.
@@ -233,6 +233,20 @@ def _watchdog_files(name, config_dir, state_dir, textfile_dir):
         "textfile": ("%s/inferops_watchdog_%s.prom" % (textfile_dir.rstrip("/"), re.sub(r"[^A-Za-z0-9_]", "_", name))
                      if textfile_dir else None),
     }
+
+
+def stale_failed_logs(paths, container, keep):
+    """The failed-deployment logs of ``container`` to delete so that the ``keep`` newest remain.
+
+    The rescue names them ``failed-<container>-<YYYYmmddTHHMMSSZ>.log`` (UTC), so their names sort
+    by time; another container's logs (``<container>-next`` too) and other files are never chosen.
+    """
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise ProfileError("server_failed_logs_kept: got %s; expected a whole number >= 1"
+                           % _validate.describe(keep))
+    pattern = re.compile(r"failed-%s-\d{8}T\d{6}Z\.log" % re.escape(str(container)))
+    mine = sorted(str(p) for p in paths or [] if pattern.fullmatch(str(p).rsplit("/", 1)[-1]))
+    return mine[:-keep]
 
 
 def container_action(deployment, current=None):
