@@ -27,6 +27,9 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 )
 
 CHANNEL = "server_secrets"
+# docker run --env-file reads lines with Go's bufio.Scanner (docker/cli opts/envfile.go), whose
+# default buffer (bufio.MaxScanTokenSize, 64 KiB) must hold a line and its newline.
+ENV_FILE_LINE_MAX = 64 * 1024 - 1
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Env var names that are secrets whatever the pattern says.
 SECRET_ENV = frozenset((
@@ -229,10 +232,14 @@ def validate_secrets(secrets, var=CHANNEL):
             raise ProfileError("%s.%s: the value contains a newline or another control character, which a "
                                "Docker env file cannot carry; remove it (value not shown)" % (var, name))
         try:
-            text.encode("utf-8")
+            line = len(("%s=%s" % (name, text)).encode("utf-8"))
         except UnicodeEncodeError as exc:
             raise ProfileError("%s.%s: the value is not valid UTF-8, which a Docker env file refuses (value "
                                "not shown)" % (var, name)) from exc
+        if line > ENV_FILE_LINE_MAX:
+            raise ProfileError("%s.%s: NAME=value is %d bytes; Docker reads an env file line of at most %d bytes "
+                               "(docker run --env-file fails with 'token too long'); shorten it or mount the secret "
+                               "as a file (value not shown)" % (var, name, line, ENV_FILE_LINE_MAX))
         clean[name] = text
     return clean
 

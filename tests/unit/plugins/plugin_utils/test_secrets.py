@@ -208,3 +208,13 @@ def test_the_rescue_keeps_the_failed_message_through_the_filter():
         text = handle.read()
     assert "ansible_failed_result.msg" not in text
     assert text.count("ansible_failed_result | inferops.serving.failure_message(task=ansible_failed_task)") == 2
+
+
+def test_a_secret_over_the_env_file_line_limit_is_refused_without_showing_it():
+    """Issue 25, finding 9: docker run --env-file fails on a line over 64 KiB ('token too long')."""
+    longest = "k" * (s.ENV_FILE_LINE_MAX - len("HF_TOKEN="))
+    assert s.env_file_text({"HF_TOKEN": longest}) == "HF_TOKEN=%s\n" % longest
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: NAME=value is 65536 bytes; Docker reads "
+                                             r"an env file line of at most 65535 bytes") as exc:
+        s.env_file_text({"HF_TOKEN": longest + "k"})
+    assert "kkkk" not in str(exc.value) and "value not shown" in str(exc.value)
