@@ -27,11 +27,16 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     SPEC_LABEL,
     launch_script,
     launch_spec,
+    overlay,
     plain,
     resolve_profile,
     spec_digest,
 )
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import refuse_secrets
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import (
+    HF_TOKEN_MOUNT,
+    hf_token_as_file,
+    refuse_secrets,
+)
 
 # The role's launch options that shape the container (launch_spec's options), and the ones that
 # only place the role's files and requests.
@@ -170,9 +175,19 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     script_dir = options.get("script_dir") or "/usr/local/lib/inferops-serving"
     state_dir = options.get("state_dir") or "/var/lib/inferops-serving"
     name = options.get("name") or profile["name"]
-    env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if options.get("secret_env") else None
+    secret_env = list(options.get("secret_env") or [])
+    secret_files, spec_profile = {}, profile
+    if "HF_TOKEN" in secret_env and hf_token_as_file(engine, image.get("engine_version")):
+        # Out of Config.Env (docker inspect): a 0600 file, mounted read-only, named by HF_TOKEN_PATH.
+        secret_files["HF_TOKEN"] = "%s/%s.hf_token" % (config_dir.rstrip("/"), name)
+        secret_env.remove("HF_TOKEN")
+        spec_options["secret_env"] = secret_env
+        spec_options["extra_volumes"] = (list(spec_options.get("extra_volumes") or [])
+                                         + ["%s:%s:ro" % (secret_files["HF_TOKEN"], HF_TOKEN_MOUNT)])
+        spec_profile = overlay(profile, {"env": {"HF_TOKEN_PATH": HF_TOKEN_MOUNT}})
+    env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if secret_env else None
     spec_options["env_file"] = env_file
-    spec = launch_spec(profile, spec_options)
+    spec = launch_spec(spec_profile, spec_options)
     if options.get("image_by_id"):
         if not image.get("image_id"):
             raise ProfileError("profile %s: running from an image archive needs the lock entry's image_id for %s:%s"
@@ -193,6 +208,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "script": launch_script(spec, profile),
         "script_path": "%s/%s.sh" % (script_dir.rstrip("/"), spec["name"]),
         "env_file": env_file,
+        # Secrets the container reads from a file of their own (name -> host path), not the env file.
+        "secret_files": secret_files,
         "watchdog": _watchdog_files(spec["name"], config_dir, state_dir, options.get("textfile_dir")),
         "image": {
             "ref": spec["image"],
@@ -321,7 +338,11 @@ def from_record(record, options=None):
         spec = plain(record["spec"])
         deployment.update(spec=spec, container=spec["name"], staged_container=spec["name"] + "-next",
                           script=launch_script(spec, deployment["profile"]),
-                          spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL))
+                          spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL),
+                          # The secrets as the recorded container reads them (an older one: all in its env file).
+                          env_file=spec.get("env_file"),
+                          secret_files={k: path for k, path in deployment["secret_files"].items()
+                                        if any(str(v).startswith(path + ":") for v in spec.get("volumes") or [])})
         deployment["image"]["ref"] = spec["image"]
     return deployment
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._engine_catalog import CatalogError, version_in
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     apply_overrides,
@@ -67,6 +68,26 @@ REASON = ("A value in args or env lands in the 0755 launch script, the host's st
           "written from %s (no_log)." % CHANNEL)
 SOURCE = "issue 10 (review 2026-11-30, D6 and D14)"
 _OVERRIDE_NOTE = " (set by the inventory override %s)"
+
+
+# The Hugging Face token as a file: huggingface_hub (>= 0.21) reads the token from the file
+# HF_TOKEN_PATH names when HF_TOKEN is unset, so the token stays out of the container's Config.Env
+# (docker inspect). The first release of each engine whose image has such a huggingface_hub: the
+# oldest releases in the engine catalog (vLLM 0.17.0, SGLang 0.5.1) need transformers >= 4.55,
+# which needs huggingface_hub >= 0.34. An older or unparseable version keeps HF_TOKEN in the env file.
+HF_TOKEN_PATH_SINCE = {"vllm": "0.17.0", "sglang": "0.5.1"}
+HF_TOKEN_MOUNT = "/run/secrets/hf_token"
+
+
+def hf_token_as_file(engine, engine_version):
+    """Whether the engine's image reads the Hub token from a file (``HF_TOKEN_PATH``)."""
+    first = HF_TOKEN_PATH_SINCE.get(engine)
+    if first is None or not engine_version:
+        return False
+    try:
+        return version_in(str(engine_version).split(" ", 1)[0], first=first)
+    except CatalogError:
+        return False
 
 
 def is_secret_env(name):
@@ -244,14 +265,24 @@ def validate_secrets(secrets, var=CHANNEL):
     return clean
 
 
-def env_file_text(secrets, var=CHANNEL):
-    """The Docker ``--env-file`` text for ``secrets``: one literal ``NAME=value`` line each, sorted.
+def secret_file_text(secrets, name, var=CHANNEL):
+    """The text of a file holding one secret (``secrets[name]``), checked as ``validate_secrets``
+    checks it (the message names the entry, never the value); no trailing newline."""
+    clean = validate_secrets(secrets, var)
+    if name not in clean:
+        raise ProfileError("%s.%s: no value to write to its file" % (var, name))
+    return clean[name]
+
+
+def env_file_text(secrets, var=CHANNEL, exclude=()):
+    """The Docker ``--env-file`` text for ``secrets``: one literal ``NAME=value`` line each, sorted;
+    the ``exclude`` names (secrets the container gets as files) are checked but left out.
 
     Docker reads each line literally (no quotes, no ``$`` expansion, no ``export``), so the file is
     for ``docker run --env-file`` only; a shell must never source it.
     """
     clean = validate_secrets(secrets, var)
-    return "".join("%s=%s\n" % (name, clean[name]) for name in sorted(clean))
+    return "".join("%s=%s\n" % (name, clean[name]) for name in sorted(clean) if name not in exclude)
 
 
 def redact(data, values, mask="<redacted>"):

@@ -218,3 +218,62 @@ def test_a_secret_over_the_env_file_line_limit_is_refused_without_showing_it():
                                              r"an env file line of at most 65535 bytes") as exc:
         s.env_file_text({"HF_TOKEN": longest + "k"})
     assert "kkkk" not in str(exc.value) and "value not shown" in str(exc.value)
+
+
+# Issue 25, finding 10: the Hugging Face token was in the container's Config.Env (docker inspect).
+@pytest.mark.parametrize("engine, version, as_file", [
+    ("vllm", "0.17.0", True), ("vllm", "0.19.2rc1.dev134", True), ("vllm", "0.33.0", True),
+    ("vllm", "0.10.1", False), ("sglang", "0.5.1", True), ("sglang", "0.5.6.post2 (built from main, post PR #20407)", True),
+    ("sglang", "0.4.9", False), ("vllm", None, False), ("vllm", "nightly", False), ("tgi", "3.0.0", False),
+])
+def test_which_images_read_the_token_from_a_file(engine, version, as_file):
+    assert s.hf_token_as_file(engine, version) is as_file
+
+
+def _planned(overrides=None, secret_env=("HF_TOKEN", "VLLM_API_KEY")):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    return plan("gb10-nvfp4-mtp-latency", {"name": "srv", "secret_env": list(secret_env)}, overrides=overrides)
+
+
+def test_the_token_reaches_the_container_as_a_read_only_file_named_by_hf_token_path():
+    deployment = _planned()
+    spec = deployment["spec"]
+    assert deployment["secret_files"] == {"HF_TOKEN": "/etc/inferops-serving/srv.hf_token"}
+    assert "/etc/inferops-serving/srv.hf_token:/run/secrets/hf_token:ro" in spec["volumes"]
+    assert spec["env"]["HF_TOKEN_PATH"] == "/run/secrets/hf_token"
+    assert spec["secret_env"] == ["VLLM_API_KEY"]
+    assert deployment["env_file"] == spec["env_file"] == "/etc/inferops-serving/srv.env"
+    assert "-v /etc/inferops-serving/srv.hf_token:/run/secrets/hf_token:ro" in deployment["script"]
+    assert "-e HF_TOKEN_PATH=/run/secrets/hf_token" in deployment["script"]
+    assert "HF_TOKEN_PATH" not in (deployment["profile"].get("env") or {})  # the plan's profile is the profile
+    # The token alone: no env file at all.
+    alone = _planned(secret_env=["HF_TOKEN"])
+    assert alone["env_file"] is None and alone["spec"]["secret_env"] == [] and alone["secret_files"]
+
+
+def test_an_image_too_old_for_the_file_keeps_the_token_in_the_env_file():
+    deployment = _planned({"image": {"engine_version": "0.10.1"}})
+    assert deployment["secret_files"] == {}
+    assert deployment["spec"]["secret_env"] == ["HF_TOKEN", "VLLM_API_KEY"]
+    assert "HF_TOKEN_PATH" not in deployment["spec"]["env"]
+    assert not any("hf_token" in v for v in deployment["spec"]["volumes"])
+
+
+def test_a_record_of_a_container_with_the_token_in_its_env_file_is_rebuilt_as_recorded():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record
+    old = _planned({"image": {"engine_version": "0.10.1"}})
+    record = {"profile": dict(old["profile"], image=dict(old["profile"]["image"], engine_version="0.19.0")),
+              "options": old["options"], "spec": old["spec"], "spec_sha256": old["spec_sha256"]}
+    rebuilt = from_record(record)
+    assert rebuilt["spec"] == old["spec"] and rebuilt["secret_files"] == {}
+    assert rebuilt["env_file"] == old["env_file"]
+
+
+def test_the_env_file_leaves_out_the_file_secrets_and_the_token_file_holds_the_token():
+    secrets = {"HF_TOKEN": TOKEN, "VLLM_API_KEY": "sk-1"}
+    assert s.env_file_text(secrets, exclude=("HF_TOKEN",)) == "VLLM_API_KEY=sk-1\n"
+    assert s.secret_file_text(secrets, "HF_TOKEN") == TOKEN
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: the value contains a newline"):
+        s.env_file_text({"HF_TOKEN": "a\nb"}, exclude=("HF_TOKEN",))
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: no value to write to its file"):
+        s.secret_file_text({"HF_TOKEN": ""}, "HF_TOKEN")
