@@ -12,7 +12,7 @@ version_added: 0.3.0
 description:
   - The failed result's C(msg) (else its C(stderr)), with anything shaped like a Hugging Face
     token masked, cut to O(limit) characters.
-  - For a task with C(no_log), a fixed text instead: Ansible hands a rescue the uncensored result
+  - For a task with C(no_log), a fixed text instead, since Ansible hands a rescue the uncensored result
     (C(ansible_failed_result)) even when the task's own output was hidden.
 options:
   _input:
