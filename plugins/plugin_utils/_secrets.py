@@ -12,7 +12,9 @@ engine's own "non-default args" log line. ``secret_findings`` refuses it and nam
 ``secret_channel`` says which env var the engine reads instead of a secret flag (vLLM reads
 ``VLLM_API_KEY`` when ``--api-key`` is absent), or that it has none. ``env_file_text`` renders
 the secrets as a Docker ``--env-file``: ``NAME=value`` lines read literally (no quoting, no
-``export``), so the file must never be sourced by a shell.
+``export``), so the file must never be sourced by a shell; ``hf_token_as_file`` says when the
+engine's image reads the Hugging Face token from a file instead (``HF_TOKEN_PATH``), out of the
+container's ``Config.Env``.
 """
 from __future__ import annotations
 
