@@ -227,6 +227,11 @@ def container_argv(profile):
     model = profile.get("model")
     if not model:
         raise ProfileError("profile %s has no model" % profile.get("name"))
+    if str(model).startswith("-"):
+        # vLLM reads a positional "--trust-remote-code" as the flag, not as a model.
+        raise ProfileError("profile %s: model: got %s; expected a Hugging Face repo id (org/name) or an absolute "
+                           "path: a name starting with '-' would be read by the engine as a flag (set flags in args)"
+                           % (profile.get("name"), _validate.describe(model)))
     argv = list(engine["command"])
     argv += [engine["model_flag"], model] if engine["model_flag"] else [model]
     return argv + render_args(_weights.revision_args(profile))
@@ -406,7 +411,8 @@ def validate_spec_text(spec, profile=None):
         if isinstance(value, (Mapping, list, tuple)):
             raise ProfileError("launch script field %s: got a %s; expected a single-line value"
                                % (field, type(value).__name__))
-        _validate.single_line(value, "launch script field " + field, error=ProfileError)
+        _validate.single_line(value, "launch script field " + field, error=ProfileError,
+                              max_bytes=_validate.MAX_VALUE_BYTES)
 
     if not isinstance(spec, Mapping):
         raise ProfileError("launch_script needs a launch spec mapping, not a %s" % type(spec).__name__)
