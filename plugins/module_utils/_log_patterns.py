@@ -357,10 +357,13 @@ def _h_sglang_accept_len(sc, m, line, tag):
     sc.latest("mean_acceptance_length", float(m.group("mean")), line)
 
 
-def _fatal(kind, tier=ROOT_CAUSE, startup_only=False):
+def _fatal(kind, tier=ROOT_CAUSE, startup_only=False, api_server=False):
+    """A handler recording a fatal ``kind``. ``api_server``: the API server raises the exception itself
+    (vLLM's EngineDeadError), so it counts there after readiness, where request errors do not."""
     def handler(sc, m, line, tag):
         sc.set_fatal(kind, line, tier, startup_only)
     handler.fatal_kind = kind
+    handler.api_server = api_server
     return handler
 
 
@@ -561,7 +564,7 @@ PATTERNS = [Pattern(*row) for row in [
      r"^(?:[\w.]+\.)?AssertionError\b", _fatal("assertion")),
     ("fatal_engine_dead_exception", "vllm", "0.17-0.33", EXC, "Engine",
      r"^(?:[\w.]+\.)?EngineDeadError\b|^RuntimeError: Engine core initialization failed",
-     _fatal("engine_dead", CONSEQUENCE)),
+     _fatal("engine_dead", CONSEQUENCE, api_server=True)),
     # Configuration errors last: a ValueError about memory is out_of_memory (first match wins).
     ("fatal_value_error", None, "all", EXC, "Error: ",
      r"^(?:[\w.]+\.)?(?:ValueError|TypeError|NotImplementedError): ", _fatal("config_error", startup_only=True)),
@@ -597,6 +600,9 @@ _COMPILED = [
 ]
 BY_SCOPE = dict((scope, [c for c in _COMPILED if c[2] == scope])
                 for scope in (RECORD_SCOPE, AFTER, UVICORN_SCOPE, EXC, USAGE))
+# After readiness, an exception on a vLLM API server's stream is a request's (vLLM logs a request's
+# error with its traceback, and its text quotes what the client sent): only these entries count there.
+API_SERVER_EXC = [c for c in BY_SCOPE[EXC] if c[5].api_server]
 
 # Byte needles of the lines that start a fatal after start-up: every Python exception prints a
 # traceback (SGLang: "... hit an exception: Traceback ..."); an engine killed without one (a C++

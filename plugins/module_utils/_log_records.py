@@ -138,28 +138,51 @@ _TERMINATE = "terminate called after throwing an instance of"
 _NONE, _FRAMES, _AFTER_EXCEPTION, _TERMINATING, _IGNORED = range(5)
 # The states of a traceback still waiting for its exception line.
 OPEN_STATES = (_FRAMES, _TERMINATING)
+# vLLM's API server process tags: "(APIServer pid=1)", with --api-server-count "(ApiServer_0 pid=9)".
+_API_SERVER_TAG = re.compile(r"^(?:APIServer|ApiServer_\d+)$")
+
+
+def is_api_server(outer):
+    """Whether the stream ``outer`` (parse_line's) is a vLLM API server process's: requests are served there."""
+    return bool(outer) and _API_SERVER_TAG.match(outer) is not None
 
 
 def follow_traceback(blocks, line_number, outer, msg, kind, engine, level, source):
-    """Follow the traceback structure of the stream ``outer``; return the exception text, if any.
+    """Follow the traceback structure of the stream ``outer``: ``(exception text or None, continued, earlier)``.
 
     ``blocks`` maps a stream (process tag) to ``[state, record header it belongs to, line it opened
-    at]`` and is updated in place; ``line_number`` is the number of the line being read.
+    at, exception lines it gave]`` and is updated in place; ``line_number`` is the number of the
+    line being read. ``continued`` is True for a line of a vLLM record whose earlier lines (same
+    header: vLLM prefixes every line of a multi-line message with it) were a traceback: the line is
+    part of that message, not a record of its own. ``earlier`` counts the exception lines the
+    block gave before this one: after the first, a message can quote anything, tracebacks too.
     """
     block = blocks.get(outer)
     if kind == UVICORN:
         # uvicorn's tracebacks are about requests ("Exception in ASGI application")
-        blocks[outer] = [_IGNORED if "Exception in ASGI application" in msg else _NONE, None, 0]
-        return None
+        blocks[outer] = [_IGNORED if "Exception in ASGI application" in msg else _NONE, None, 0, 0]
+        return None, False, 0
+    continued = False
     if kind == RECORD:
         header = (level, source) if engine == "vllm" else object()  # each SGLang record starts anew
         if block is None or block[1] != header:
-            block = blocks[outer] = [_NONE, header, 0]
+            block = blocks[outer] = [_NONE, header, 0, 0]
+        else:
+            continued = block[0] != _NONE
     elif kind == RAW:
         if block is None:
-            block = blocks[outer] = [_NONE, None, 0]
+            block = blocks[outer] = [_NONE, None, 0, 0]
     else:
-        return None
+        return None, False, 0
+    text = _exception_text(block, line_number, msg, kind, engine, level)
+    earlier = block[3]
+    if text is not None:
+        block[3] += 1
+    return text, continued, earlier
+
+
+def _exception_text(block, line_number, msg, kind, engine, level):
+    """The exception text of one line at its place in ``block``'s traceback (updating its state), or None."""
     state = block[0]
     if state == _IGNORED:
         return None

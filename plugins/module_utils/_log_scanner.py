@@ -18,6 +18,7 @@ from collections import deque
 
 from ._log_patterns import (
     AFTER,
+    API_SERVER_EXC,
     BY_SCOPE,
     CONSEQUENCE,
     ENGINE_FATAL_NEEDLES,
@@ -41,6 +42,7 @@ from ._log_records import (
     UVICORN,
     clean_line,
     follow_traceback,
+    is_api_server,
     parse_line,
     show,
 )
@@ -227,11 +229,11 @@ class LogScanner(object):
         if line:
             msg, tag, kind = parse_line(line)[:3]
             if kind == RECORD:
-                self._run(AFTER, msg, line, tag)
+                self._run(BY_SCOPE[AFTER], msg, line, tag)
 
-    def _run(self, scope, text, line, tag):
+    def _run(self, entries, text, line, tag):
         engine = self.engine
-        for dummy, pat_engine, dummy2, needle, rx, handler, is_fatal in BY_SCOPE[scope]:
+        for dummy, pat_engine, dummy2, needle, rx, handler, is_fatal in entries:
             if pat_engine is not None and engine is not None and pat_engine != engine:
                 continue
             if needle not in text:
@@ -247,18 +249,26 @@ class LogScanner(object):
         msg, tag, kind, engine, level, source, outer = parse_line(line)
         if kind == RECORD and self.detected is None:
             self._detect(msg, engine, line)
-        exception = follow_traceback(self.blocks, self.lines, outer, msg, kind, engine, level, source)
+        exception, continued, earlier = follow_traceback(self.blocks, self.lines, outer, msg, kind, engine, level,
+                                                         source)
         if exception is not None:
-            self._run(EXC, exception, line, tag)
+            if not (self.ready and is_api_server(outer)):
+                self._run(BY_SCOPE[EXC], exception, line, tag)
+            elif not earlier:
+                # After readiness the API server's exceptions are its requests' (whatever words they
+                # quote), but for the ones it raises itself; after a first exception line the record's
+                # message is the client's to write, so only that first line can say so.
+                self._run(API_SERVER_EXC, exception, line, tag)
         if kind == RECORD:
             if not self.ready:
-                self._run(RECORD_SCOPE, msg, line, tag)
-            self._run(AFTER, msg, line, tag)
+                self._run(BY_SCOPE[RECORD_SCOPE], msg, line, tag)
+            if not continued:  # a line of a traceback record's message is not a record of its own
+                self._run(BY_SCOPE[AFTER], msg, line, tag)
         elif kind == UVICORN:
             if not self.ready:
-                self._run(UVICORN_SCOPE, msg, line, tag)
+                self._run(BY_SCOPE[UVICORN_SCOPE], msg, line, tag)
         elif kind == RAW and exception is None and not self.ready:
-            self._run(USAGE, msg, line, tag)
+            self._run(BY_SCOPE[USAGE], msg, line, tag)
 
     def _detect(self, msg, engine, line):
         if engine == "vllm" or any(marker in msg for marker in VLLM_MARKERS):

@@ -141,6 +141,10 @@ notes:
     C(draft_attention_backend) in O(optional) or force the backend with C(--attention-backend).
   - A C(ValueError) or similar after the server became ready is a request error, not a configuration
     error, and is ignored; CUDA faults, out of memory, assertions and a dead engine count at any time.
+  - After the server became ready, a traceback on vLLM's API server stream (C((APIServer pid=N))) is a
+    request's error whatever its text quotes (vLLM logs a failed request with its traceback, and the text
+    can quote the request); only the API server's own C(EngineDeadError) counts there. The engine
+    processes' records, and the container's exit or restart, decide a fatal.
 seealso:
   - module: community.docker.docker_container
 requirements:
