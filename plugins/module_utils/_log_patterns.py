@@ -616,7 +616,10 @@ API_SERVER_EXC = [c for c in BY_SCOPE[EXC] if c[5].api_server]
 # that engine's (the other engine's patterns are never run), and a needle is a whole pass.
 ENGINE_FATAL_NEEDLES = {
     "vllm": (b"Traceback (most recent call last)",
-             b" unexpectedly"),  # "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
+             b" unexpectedly",  # "... died unexpectedly", 0.25+: "engine core exited unexpectedly"
+             # the API server's record of a dead engine core (a paste may hold no traceback); the
+             # message is the class's own (vllm/v1/engine/exceptions.py), a long needle is a cheap pass
+             b"EngineDeadError: EngineCore encountered"),
     "sglang": (b"Traceback (most recent call last)",
                b". It usually means "),  # "Received sigquit from a child process. It usually means ..."
 }

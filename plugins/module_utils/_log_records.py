@@ -6,8 +6,9 @@
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """The structure of a vLLM / SGLang log line: its prefixes, its record header, its traceback.
 
-A line is stripped of its prefixes (ANSI colour, compose ``name |``, Docker/journald timestamps,
-vLLM ``(EngineCore pid=N)`` process tags), its record header parsed (vLLM
+A line is stripped of its prefixes (ANSI colour, compose ``name-1  |``, ``docker logs -t`` and
+journald timestamps, a log collector's ``<date> |``, vLLM ``(EngineCore pid=N)`` process tags), its
+record header parsed (vLLM
 ``INFO MM-DD hh:mm:ss [file.py:N]``, SGLang ``[YYYY-MM-DD hh:mm:ss TP0]``), and told an engine
 record from a uvicorn line, a library's line or a headerless one. ``follow_traceback`` follows
 each stream's Python traceback / C++ abort structure and returns the exception text at its place.
@@ -23,12 +24,16 @@ ENGINES = ("vllm", "sglang")
 # Line prefixes and record headers
 # ---------------------------------------------------------------------------------------------
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\^\[\[[0-9;]*m")  # the escape itself, or pasted as "^[[0;36m"
+# The prefixes a saved log puts in front of what the engine printed, as many as are stacked: each
+# may end the line (an empty engine line under a prefix, trailing space stripped).
 _OUTER_PREFIX = re.compile(
     r"""^(?:
-        [\w.\-]+\s+\|\s?                                                   # compose: "name  | "
-      | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?\s      # docker logs -t
-      | [^\W\d_]{3}\s+\d{1,2}\s\d\d:\d\d:\d\d\s\S+\s[^\s:\[]+(?:\[\d+\])?:\s  # journalctl (any locale)
-      | \((?P<tag>[A-Za-z][\w]*)\s+pid=\d+\)\s?                          # vLLM process tag
+        [\w.\-]+\s+\|(?:\s|$)                                                 # compose: "name-1  | "
+      | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\s|$)    # docker logs -t (RFC3339Nano)
+      | \d{4}-\d\d-\d\d(?:[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s?(?:Z|UTC|[+-]\d\d:?\d\d))?)?\s*\|(?:\s|$)
+                                                                             # log collectors: "<date> | "
+      | [^\W\d_]{3}\s+\d{1,2}\s\d\d:\d\d:\d\d\s\S+\s[^\s:\[]+(?:\[\d+\])?:(?:\s|$)  # journalctl (any locale)
+      | \((?P<tag>[A-Za-z][\w]*)\s+pid=\d+\)\s?                              # vLLM process tag
     )""",
     re.X,
 )
@@ -83,7 +88,7 @@ def parse_line(line):
     """
     tag = ""
     msg = line
-    for dummy in range(4):
+    for dummy in range(6):  # collector, journald, compose, docker -t, process tag: stacked
         m = _OUTER_PREFIX.match(msg)
         if not m or not m.group(0):
             break
@@ -147,7 +152,7 @@ def is_api_server(outer):
     return bool(outer) and _API_SERVER_TAG.match(outer) is not None
 
 
-def follow_traceback(blocks, line_number, outer, msg, kind, engine, level, source):
+def follow_traceback(blocks, line_number, outer, msg, kind, engine, level, source, bare=False):
     """Follow the traceback structure of the stream ``outer``: ``(exception text or None, continued, earlier)``.
 
     ``blocks`` maps a stream (process tag) to ``[state, record header it belongs to, line it opened
@@ -156,6 +161,8 @@ def follow_traceback(blocks, line_number, outer, msg, kind, engine, level, sourc
     header: vLLM prefixes every line of a multi-line message with it) were a traceback: the line is
     part of that message, not a record of its own. ``earlier`` counts the exception lines the
     block gave before this one: after the first, a message can quote anything, tracebacks too.
+    ``bare``: a headerless exception line or C++ ``what():`` line with no traceback (or ``terminate
+    called ...``) line before it is exception text too (an excerpt that starts mid-traceback).
     """
     block = blocks.get(outer)
     if kind == UVICORN:
@@ -174,14 +181,14 @@ def follow_traceback(blocks, line_number, outer, msg, kind, engine, level, sourc
             block = blocks[outer] = [_NONE, None, 0, 0]
     else:
         return None, False, 0
-    text = _exception_text(block, line_number, msg, kind, engine, level)
+    text = _exception_text(block, line_number, msg, kind, engine, level, bare)
     earlier = block[3]
     if text is not None:
         block[3] += 1
     return text, continued, earlier
 
 
-def _exception_text(block, line_number, msg, kind, engine, level):
+def _exception_text(block, line_number, msg, kind, engine, level, bare):
     """The exception text of one line at its place in ``block``'s traceback (updating its state), or None."""
     state = block[0]
     if state == _IGNORED:
@@ -211,4 +218,9 @@ def _exception_text(block, line_number, msg, kind, engine, level):
             and _EXCEPTION_LINE.match(msg):
         block[0] = _AFTER_EXCEPTION  # an engine's error record that is an exception line
         return msg
+    if state == _NONE and kind == RAW and bare:
+        m = _WHAT.match(msg)
+        if m or _EXCEPTION_LINE.match(msg):
+            block[0] = _AFTER_EXCEPTION
+            return m.group("text") if m else msg
     return None

@@ -249,8 +249,11 @@ class LogScanner(object):
         msg, tag, kind, engine, level, source, outer = parse_line(line)
         if kind == RECORD and self.detected is None:
             self._detect(msg, engine, line)
+        # A bare exception line (an excerpt cut above its traceback) counts before readiness: no client has
+        # written anything yet. After it, a crash brings its traceback, a dead-engine record or the
+        # container's exit (the needles after readiness: a bare line alone would not be read).
         exception, continued, earlier = follow_traceback(self.blocks, self.lines, outer, msg, kind, engine, level,
-                                                         source)
+                                                         source, bare=not self.ready)
         if exception is not None:
             if not (self.ready and is_api_server(outer)):
                 self._run(BY_SCOPE[EXC], exception, line, tag)

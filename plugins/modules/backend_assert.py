@@ -23,8 +23,11 @@ description:
     (configuration error, CUDA fault, out of memory, assertion, dead engine) appears, and for a
     container when the server is not ready within O(wait_timeout) or the container stops first.
   - Understands vLLM 0.17 to 0.33 and SGLang 0.5.1 to 0.5.23 in the exact formats their source
-    prints, with any line prefix (compose C(name |), Docker and journald timestamps, vLLM
-    C((EngineCore pid=N)) process tags, ANSI colour).
+    prints, with the line prefixes of a saved log, stacked or not (C(docker logs -t) timestamps,
+    C(docker compose logs) C(name-1  |), journald C(Mon DD hh:mm:ss host ident[pid]:), a log
+    collector's C(<date> |), vLLM C((EngineCore pid=N)) process tags, ANSI colour), and excerpts that
+    start mid-traceback (an engine process's exception line or a C++ C(what():) line without the
+    C(Traceback) line above it).
   - Evidence and fatal signatures come only from the engine's own log records (a vLLM or SGLang
     logger header) and, for a Python traceback or a C++ abort printed without a header, from its
     exception line at its place in the traceback. uvicorn's access log, request logs and logged
@@ -44,8 +47,9 @@ options:
     type: str
   log_path:
     description:
-      - A saved log file (from C(docker logs), C(journalctl) or a support bundle) to read once, to
-        its end. It should hold one engine start (for example C(docker logs --since <StartedAt>)).
+      - A saved log file (from C(docker logs), C(docker compose logs), C(journalctl), a log collector's
+        export or a support bundle) to read once, to its end. It should hold one engine start (for
+        example C(docker logs --since <StartedAt>)).
       - Only a regular file is read; a FIFO, device or directory is refused.
       - Mutually exclusive with O(container).
     type: path
