@@ -16,6 +16,7 @@ from ansible_collections.inferops.serving.plugins.module_utils import _startup_p
 
 from log_corpus import CORPUS_HEADER, REAL, corpus_index, corpus_text, fixture, hostile_lines  # this directory
 
+
 # --- prefixes -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("line, message, tag", [
     ("(APIServer pid=1) INFO 06-09 10:08:22 [api_server.py:1961] Starting vLLM server", "Starting vLLM server", "APIServer"),
@@ -256,7 +257,7 @@ def test_fatal_kind(line, kind):
     frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 1000, in run'
     prefix = line[:line.index(")") + 2] if line.startswith("(") else ""
     result = log_reading.scan_lines(["first", prefix + "Traceback (most recent call last):", prefix + frame,
-                            prefix + "    raise", line])
+                                     prefix + "    raise", line])
     assert result["fatal"]["kind"] == kind
     assert result["fatal"]["line"] == line
     assert result["fatal"]["context"][-1] == line
@@ -275,7 +276,7 @@ def test_not_fatal(line):
 
 def test_request_error_after_ready_is_not_a_config_error():
     result = log_reading.scan_lines(["INFO:     Application startup complete.",
-                            "(APIServer pid=1) ValueError: This model's maximum context length is 8192 tokens."], "vllm")
+                                     "(APIServer pid=1) ValueError: This model's maximum context length is 8192 tokens."], "vllm")
     assert result["fatal"] is None and result["ready"]
 
 
@@ -522,6 +523,8 @@ def test_real_log(entry, tmp_path):
 GB10_EXPECT = {"moe_backend": "MARLIN", "draft_moe_backend": "TRITON", "linear_backend": "MARLIN",
                "attention_backend": "TRITON_ATTN", "speculative_method": "mtp", "num_speculative_tokens": 2,
                "kv_cache_dtype": "fp8", "ready": True}
+
+
 def test_a_healthy_engine_whose_clients_write_every_fatal_signature_is_proven_healthy(tmp_path):
     with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
         healthy = handle.read().split("\n")
@@ -753,7 +756,7 @@ def test_sglang_rank_tags_with_underscores_are_stripped():
     msg, tag, header = log_records.split_prefix("[2026-03-14 09:00:01 DP1 ATTN_CP0 MOE_DP1 TP3] Received sigquit from x")
     assert (msg, tag, header) == ("Received sigquit from x", "DP1 ATTN_CP0 MOE_DP1 TP3", "sglang")
     result = log_reading.scan_lines(["[2026-03-14 09:00:01 MOE_DP1 TP3] Received sigquit from a child process. It usually "
-                            "means the child failed."])
+                                     "means the child failed."])
     assert result["fatal"]["kind"] == "engine_dead"
 
 
@@ -1114,12 +1117,12 @@ def test_compare_expect_rules_on_handmade_results():
     assert log_verdict.compare_expect({"model": "org/m"}, _result({"model": "org/m-FP8"}, {"model": "l"})) == [
         {"key": "model", "expected": "org/m", "observed": "org/m-FP8", "evidence": "l"}]
     assert log_verdict.compare_expect({"prefix_caching": "yes", "engine_version": "0.19"},
-                             _result({"prefix_caching": True, "engine_version": "0.19.1"},
-                                     {"prefix_caching": "p", "engine_version": "v"})) == []
+                                      _result({"prefix_caching": True, "engine_version": "0.19.1"},
+                                              {"prefix_caching": "p", "engine_version": "v"})) == []
     # a later conflicting line of the same weight is a mismatch, the first that disagrees
     conflicts = {"moe_backend": [{"value": "MARLIN", "line": "l1"}, {"value": "CUTLASS", "line": "l2"}]}
     assert log_verdict.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
-                                                                conflicts)) == [
+                                                                         conflicts)) == [
         {"key": "moe_backend", "expected": "MARLIN", "observed": "CUTLASS", "evidence": "l2", "conflict": True}]
 
 
@@ -1355,8 +1358,8 @@ def test_the_last_metrics_line_of_a_skipped_chunk_is_read_wherever_it_is():
     # A chunk that is one metrics line (at its first byte), then one with two: the last one counts.
     log_reading.feed_bytes(scanner, (metrics + "\n").encode("utf-8"))
     assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
-    log_reading.feed_bytes(scanner, ("\n".join([REQUEST.strip(), second, REQUEST.strip(), metrics, REQUEST.strip()]) + "\n"
-                            ).encode("utf-8"))
+    log_reading.feed_bytes(scanner, ("\n".join([REQUEST.strip(), second, REQUEST.strip(), metrics, REQUEST.strip()])
+                                     + "\n").encode("utf-8"))
     assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
     log_reading.feed_bytes(scanner, ("\n".join([metrics, second]) + "\n").encode("utf-8"))
     assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41

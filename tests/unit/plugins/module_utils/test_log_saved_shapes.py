@@ -19,8 +19,8 @@ from ansible_collections.inferops.serving.plugins.module_utils import _log_readi
 from log_corpus import FIXTURES, corpus_index, corpus_text, fixture, hostile_lines  # this directory
 
 SHAPES = {
-    "docker-logs-t": lambda i, line: "2026-12-01T12:%02d:%02d.%09dZ %s" % (i // 60 % 60, i % 60, i * 7919 % 10 ** 9,
-                                                                         line),
+    "docker-logs-t": lambda i, line: "2026-12-01T12:%02d:%02d.%09dZ %s" % (
+        i // 60 % 60, i % 60, i * 7919 % 10 ** 9, line),
     "compose": lambda i, line: "vllm-gb10-1  | " + line,
     "journald": lambda i, line: "Dec  1 12:%02d:%02d spark-01 vllm-nemotron[812]: %s" % (i // 60 % 60, i % 60, line),
     "collector": lambda i, line: "2026-12-01 12:%02d:%02d.%03d | %s" % (i // 60 % 60, i % 60, i % 1000, line),

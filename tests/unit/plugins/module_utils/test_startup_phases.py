@@ -135,7 +135,7 @@ def test_a_phase_text_without_the_engines_header_is_not_a_phase_line():
     # an echoed prompt or a pasted line: the record patterns need the logger's header
     assert startup_phases.phase_of_line("Model loading took 76.41 GiB memory and 334.1 seconds", "vllm") == (None, None)
     assert startup_phases.phase_of_line("(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading "
-                            "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
+                                        "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
 
 
 def test_the_engine_named_decides_a_line_without_a_header():
