@@ -562,9 +562,10 @@ PATTERNS = [Pattern(*row) for row in [
      r"Not enough memory\. Please try to increase --mem-fraction-static", _fatal("out_of_memory")),
     ("fatal_assertion", None, "all", EXC, "AssertionError",
      r"^(?:[\w.]+\.)?AssertionError\b", _fatal("assertion")),
-    ("fatal_engine_dead_exception", "vllm", "0.17-0.33", EXC, "Engine",
-     r"^(?:[\w.]+\.)?EngineDeadError\b|^RuntimeError: Engine core initialization failed",
-     _fatal("engine_dead", CONSEQUENCE, api_server=True)),
+    ("fatal_engine_dead_exception", "vllm", "0.17-0.33", EXC, "EngineDeadError",
+     r"^(?:[\w.]+\.)?EngineDeadError\b", _fatal("engine_dead", CONSEQUENCE, api_server=True)),
+    ("fatal_engine_core_init_failed", "vllm", "0.17-0.33", EXC, "Engine core initialization failed",
+     r"^RuntimeError: Engine core initialization failed", _fatal("engine_dead", CONSEQUENCE)),
     # Configuration errors last: a ValueError about memory is out_of_memory (first match wins).
     ("fatal_value_error", None, "all", EXC, "Error: ",
      r"^(?:[\w.]+\.)?(?:ValueError|TypeError|NotImplementedError): ", _fatal("config_error", startup_only=True)),

@@ -55,6 +55,8 @@ CLIENT_TEXTS = [
     ["NotImplementedError: Unknown part type: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"],
     ["ValueError: Unknown part type: RuntimeError: cudaErrorIllegalAddress"],
     ["ValueError: Unknown part type: AssertionError: x"],
+    # vLLM raises this at start-up only: after readiness, a request's RuntimeError whose text starts so
+    ["RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"],
     ["ValueError: Unknown part type: x",
      "Traceback (most recent call last):",
      '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 861, in run_engine_core',
