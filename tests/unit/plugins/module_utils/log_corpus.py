@@ -77,3 +77,34 @@ def hostile_lines():
               "(APIServer pid=1) ValueError: torch.OutOfMemoryError: CUDA out of memory",
               "(APIServer pid=1) torch.AcceleratorError: CUDA error: an illegal memory access was encountered"]
     return lines
+
+
+# Record prefixes of each engine, and lines the reading tests share.
+VLLM = "(EngineCore pid=9) INFO 05-01 17:58:16 [x.py:1] "
+SGL = "[2026-03-14 09:00:01 TP0] "
+ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
+REQUEST = "(APIServer pid=1) INFO:     172.17.0.1:53422 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+
+
+def write_filler(path, head_lines, filler_line, size, tail_lines):
+    block = ((filler_line + "\n") * 4096).encode()
+    with open(path, "wb") as out:
+        out.write(("\n".join(head_lines) + "\n").encode())
+        written = 0
+        while written < size:
+            out.write(block)
+            written += len(block)
+        out.write(("\n".join(tail_lines) + "\n").encode())
+    return len(head_lines) + written // len(block) * 4096
+
+
+def cuts_at_lines(data, sizes):
+    """Where ``data`` (whole lines) is cut into chunks of about each size of ``sizes`` in turn, each
+    ending with its newline, as _docker_api.follow_container hands them to feed_bytes."""
+    cuts, pos, index = [], 0, 0
+    while pos < len(data):
+        nl = data.find(b"\n", min(len(data) - 1, pos + sizes[index % len(sizes)] - 1))
+        cut = len(data) if nl < 0 else nl + 1
+        cuts.append((pos, cut))
+        pos, index = cut, index + 1
+    return cuts
