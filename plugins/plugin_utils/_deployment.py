@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
@@ -36,7 +37,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 # only place the role's files and requests.
 SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
-                "labels")
+                "labels", "hf_hub_offline")
 PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
@@ -197,6 +198,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
             "by_id": spec["image"].startswith("sha256:"),
         },
         "model": profile.get("model"),
+        # The model's commit (and the draft's), and whether the container runs with HF_HUB_OFFLINE=1.
+        "weights": dict(_weights.weights(profile), offline=spec["env"].get(_weights.OFFLINE_ENV) == "1"),
         "served_model_name": engines.served_model_name(engine, profile.get("args"), profile.get("model")),
         # The secret the role's and the watchdog's requests authenticate with (its name only).
         "api_key_env": (engines.API_KEY_ENV[engine]
@@ -323,6 +326,7 @@ def record(deployment, observed=None, smoke_answer=None, speculative=None, diges
         "argv_sha256": deployment["argv_sha256"],
         "spec_sha256": deployment["spec_sha256"],
         "engine_version": observed.get("engine_version") or deployment["image"]["engine_version"],
+        "model_revision": (deployment.get("weights") or {}).get("revision"),
         "validated_at": validated_at,
         "started_at": started_at,
         "evidence": {"backends": observed, "smoke_answer": str(smoke_answer or "")[:120],
