@@ -4,7 +4,7 @@
 Run from the collection root: ``python3 benchmarks/backend_assert_bench.py [--size-mib 1024]``.
 Writes a log to /tmp (the GB10 start-up fixture, then request, stats and speculative-decoding
 metrics lines up to the size), warms the page cache, times ``grep -c 'Using' <file>`` and the
-module's parsing core (``_engine_logs.scan_file``: the whole file, every fatal needle, the last
+module's parsing core (``_log_reading.scan_file``: the whole file, every fatal needle, the last
 metrics line) on the same file, prints both and the ratio measured in this run (target <= 2x; the
 machine's load is printed with it, as the ratio depends on free cores), and the ratio of the CPU
 time both used (the scan's forked workers included), which a loaded machine disturbs less;
@@ -21,9 +21,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "plugins", "module_utils"))
+sys.path.insert(0, os.path.join(ROOT, "plugins"))
 
-import _engine_logs  # noqa: E402  (the module_utils file itself, without the collection loader)
+from module_utils import _log_reading  # noqa: E402  (the module_utils files themselves, without the collection loader)
 
 STARTUP = os.path.join(ROOT, "tests", "unit", "fixtures", "logs", "vllm-0.19-gb10-nvfp4-mtp-ok.log")
 
@@ -82,7 +82,7 @@ def main():
         grep = ["grep", "-c", "Using", path]
         subprocess.run(grep, stdout=subprocess.DEVNULL, check=False)  # warm the page cache
         grep_s, grep_cpu, out = timed(lambda: subprocess.run(grep, stdout=subprocess.PIPE, check=False).stdout)
-        scan_s, scan_cpu, result = timed(lambda: _engine_logs.scan_file(path))
+        scan_s, scan_cpu, result = timed(lambda: _log_reading.scan_file(path))
         print("log: %s, %.0f MiB, %d lines" % (path, size / 2.0 ** 20, result["log_lines_read"]))
         print("grep -c 'Using':           %.3f s, CPU %.3f s (%s matching lines)" % (
             grep_s, grep_cpu, out.decode().strip()))

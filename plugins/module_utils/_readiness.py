@@ -6,7 +6,7 @@
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """Readiness of a starting engine: still making progress, or stuck? Pure functions.
 
-A cold start is a sequence of phases (``_engine_logs.STARTUP_PHASES``). Each phase has a stall
+A cold start is a sequence of phases (``_startup_phases.STARTUP_PHASES``). Each phase has a stall
 budget: the longest time it may go without a new log line before the start counts as stuck.
 The budgets differ for a first deploy (the weights are downloaded and processed: seed 002, a g7e
 first deploy spends ~45 min in FP8 ModelOpt weight processing) and a restart from cached weights
@@ -15,7 +15,7 @@ the CUDA-graph/compile tax on top). The overall cap (``server_ready_timeout``) i
 """
 from __future__ import annotations
 
-from ._engine_logs import STARTUP_PHASE_NAMES, STARTUP_PHASES
+from ._startup_phases import STARTUP_PHASE_NAMES, STARTUP_PHASES
 
 # Seconds without a new log line per phase. Restart: generous multiples of the seeds' figures
 # (weight load 14 s, graphs 20 s, torch.compile ~40 s on GB10), so a slow disk is not "stuck".

@@ -23,8 +23,11 @@ description:
     (configuration error, CUDA fault, out of memory, assertion, dead engine) appears, and for a
     container when the server is not ready within O(wait_timeout) or the container stops first.
   - Understands vLLM 0.17 to 0.33 and SGLang 0.5.1 to 0.5.23 in the exact formats their source
-    prints, with any line prefix (compose C(name |), Docker and journald timestamps, vLLM
-    C((EngineCore pid=N)) process tags, ANSI colour).
+    prints, with the line prefixes of a saved log, stacked or not (C(docker logs -t) timestamps,
+    C(docker compose logs) C(name-1  |), journald C(Mon DD hh:mm:ss host ident[pid]:), a log
+    collector's C(<date> |), vLLM C((EngineCore pid=N)) process tags, ANSI colour), and excerpts that
+    start mid-traceback (an engine process's exception line or a C++ C(what():) line without the
+    C(Traceback) line above it).
   - Evidence and fatal signatures come only from the engine's own log records (a vLLM or SGLang
     logger header) and, for a Python traceback or a C++ abort printed without a header, from its
     exception line at its place in the traceback. uvicorn's access log, request logs and logged
@@ -44,8 +47,9 @@ options:
     type: str
   log_path:
     description:
-      - A saved log file (from C(docker logs), C(journalctl) or a support bundle) to read once, to
-        its end. It should hold one engine start (for example C(docker logs --since <StartedAt>)).
+      - A saved log file (from C(docker logs), C(docker compose logs), C(journalctl), a log collector's
+        export or a support bundle) to read once, to its end. It should hold one engine start (for
+        example C(docker logs --since <StartedAt>)).
       - Only a regular file is read; a FIFO, device or directory is refused.
       - Mutually exclusive with O(container).
     type: path
@@ -141,6 +145,10 @@ notes:
     C(draft_attention_backend) in O(optional) or force the backend with C(--attention-backend).
   - A C(ValueError) or similar after the server became ready is a request error, not a configuration
     error, and is ignored; CUDA faults, out of memory, assertions and a dead engine count at any time.
+  - After the server became ready, a traceback on vLLM's API server stream (C((APIServer pid=N))) is a
+    request's error whatever its text quotes (vLLM logs a failed request with its traceback, and the text
+    can quote the request); only the API server's own C(EngineDeadError) counts there. The engine
+    processes' records, and the container's exit or restart, decide a fatal.
 seealso:
   - module: community.docker.docker_container
 requirements:
@@ -395,7 +403,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._docker_api import (
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import (
     DEFAULT_DOCKER_HOST,
     START_SLACK,
     DockerClient,
@@ -403,20 +411,13 @@ from ..module_utils._docker_api import (
     follow_container,
     parse_docker_time,
 )
-from ..module_utils._engine_logs import (
-    ENGINES,
-    LINE_CAP,
-    OBSERVED_KEYS,
-    LogFileError,
-    LogScanner,
-    StartupPhases,
-    compare_expect,
-    describe_failure,
-    feed_bytes,
-    scan_file,
-    show,
-)
-from ..module_utils import _readiness
+from ansible_collections.inferops.serving.plugins.module_utils._log_patterns import OBSERVED_KEYS
+from ansible_collections.inferops.serving.plugins.module_utils._log_reading import LogFileError, feed_bytes, scan_file
+from ansible_collections.inferops.serving.plugins.module_utils._log_records import ENGINES, LINE_CAP, show
+from ansible_collections.inferops.serving.plugins.module_utils._log_scanner import LogScanner
+from ansible_collections.inferops.serving.plugins.module_utils._log_verdict import compare_expect, describe_failure
+from ansible_collections.inferops.serving.plugins.module_utils._startup_phases import StartupPhases
+from ansible_collections.inferops.serving.plugins.module_utils import _readiness
 
 # The least a bounded wait reads the log for, even past the cap (an old container's log up to its
 # ready line: a bounded log, read at grep speed).
@@ -498,27 +499,25 @@ class StartupWatch(object):
                                 self.last_data_at, self.container_id)
 
 
-def run_module():
-    module = AnsibleModule(
-        argument_spec=dict(
-            container=dict(type="str"),
-            log_path=dict(type="path"),
-            engine=dict(type="str", choices=list(ENGINES) + ["auto"], default="auto"),
-            expect=dict(type="dict", default={}),
-            optional=dict(type="list", elements="str", default=[]),
-            wait_timeout=dict(type="int", default=1800),
-            since=dict(type="str"),
-            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
-            wait_chunk=dict(type="int", default=0),
-            progress=dict(type="dict"),
-            first_deploy=dict(type="bool", default=False),
-            stall_timeout=dict(type="int"),
-            phase_budgets=dict(type="dict", default={}),
-        ),
-        mutually_exclusive=[("container", "log_path")],
-        required_one_of=[("container", "log_path")],
-        supports_check_mode=True,
-    )
+ARGUMENT_SPEC = dict(
+    container=dict(type="str"),
+    log_path=dict(type="path"),
+    engine=dict(type="str", choices=list(ENGINES) + ["auto"], default="auto"),
+    expect=dict(type="dict", default={}),
+    optional=dict(type="list", elements="str", default=[]),
+    wait_timeout=dict(type="int", default=1800),
+    since=dict(type="str"),
+    docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+    wait_chunk=dict(type="int", default=0),
+    progress=dict(type="dict"),
+    first_deploy=dict(type="bool", default=False),
+    stall_timeout=dict(type="int"),
+    phase_budgets=dict(type="dict", default={}),
+)
+
+
+def checked_expect(module):
+    """``(expect, optional)`` of the task, unknown keys refused; ``engine`` added when the option names one."""
     params = module.params
     expect = dict(params["expect"] or {})
     optional = list(params["optional"] or [])
@@ -530,68 +529,100 @@ def run_module():
         # A log of the other engine is a wrong deployment, but only if the log shows its engine.
         expect["engine"] = params["engine"]
         optional.append("engine")
+    return expect, optional
 
+
+def read_log_file(module):
+    """Mode log_path: the scan result of a saved log file, read once to its end."""
+    try:
+        return scan_file(module.params["log_path"], module.params["engine"])
+    except LogFileError as exc:
+        module.fail_json(msg="cannot read log_path: %s" % exc)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read log_path %s: %s" % (module.params["log_path"], exc),
+                         exception=traceback.format_exc())
+
+
+def read_container(module, client, scanner, feed, deadline, since=None):
+    """``(state, reason)`` of following the container's log into ``feed`` (follow_container)."""
+    try:
+        return follow_container(client, module.params["container"], scanner, feed, deadline=deadline,
+                                since=since, line_cap=LINE_CAP)
+    except DockerError as exc:
+        hint = " (is the container created?)" if exc.status == 404 else ""
+        module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())
+
+
+def container_result(module, scanner, state, reason, output):
+    """The scan result of a container's log, a stopped container's synthetic fatal added."""
+    result = scanner.result()
+    if result["fatal"] is None:
+        result["fatal"] = container_fatal(module.params["container"], state, reason, scanner)
+    output["container_state"] = container_state(state)
+    return result
+
+
+def read_since(module, client):
+    """Mode since: ``(result, output, reason)`` of the container's log from a time to its current end."""
+    params = module.params
+    started = parse_docker_time(params["since"])
+    if started is None:
+        module.fail_json(msg="since must be a timestamp as Docker reports it "
+                             "(2026-11-29T15:37:01.5Z), not %r" % params["since"])
+    scanner = LogScanner(params["engine"])
+    state, reason = read_container(module, client, scanner, lambda data: feed_bytes(scanner, data),
+                                   time.time() + params["wait_timeout"], since="%.6f" % (started - START_SLACK))
+    if reason in ("ready", "stream_closed"):
+        reason = "read"  # the whole log was read; readiness is reported, not awaited
     output = dict(changed=False)
-    reason = None
-    stalled = []
-    if params["log_path"]:
+    return container_result(module, scanner, state, reason, output), output, reason
+
+
+def follow_start(module, client):
+    """Mode container: ``(result, output, reason, stalled)`` of following its latest start until ready.
+
+    With wait_chunk, a bounded wait: a start still moving returns here not ready (exit_json), a
+    start stuck in its phase or at its cap comes back with the ``stalled`` sentences.
+    """
+    params = module.params
+    output = dict(changed=False)
+    scanner = LogScanner(params["engine"])
+    watch = StartupWatch(params["engine"])
+    chunked = params["wait_chunk"] > 0
+    deadline = time.time() + params["wait_timeout"]
+    if chunked:
         try:
-            result = scan_file(params["log_path"], params["engine"])
-        except LogFileError as exc:
-            module.fail_json(msg="cannot read log_path: %s" % exc)
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read log_path %s: %s" % (params["log_path"], exc),
-                             exception=traceback.format_exc())
-    else:
-        since = None
-        if params["since"]:
-            started = parse_docker_time(params["since"])
-            if started is None:
-                module.fail_json(msg="since must be a timestamp as Docker reports it "
-                                     "(2026-11-29T15:37:01.5Z), not %r" % params["since"])
-            since = "%.6f" % (started - START_SLACK)
-        scanner = LogScanner(params["engine"])
-        client = DockerClient(params["docker_host"])
-        watch = StartupWatch(params["engine"]) if since is None else None
-        chunked = watch is not None and params["wait_chunk"] > 0
-        budgets = None
-        if chunked:
-            try:
-                budgets = _readiness.budgets(params["first_deploy"], params["stall_timeout"], params["phase_budgets"])
-            except _readiness.BudgetError as exc:
-                module.fail_json(msg=str(exc))
+            budgets = _readiness.budgets(params["first_deploy"], params["stall_timeout"], params["phase_budgets"])
+        except _readiness.BudgetError as exc:
+            module.fail_json(msg=str(exc))
         try:
-            deadline = time.time() + params["wait_timeout"]
-            if chunked:
-                info = client.inspect(params["container"])
-                watch.container_id = info.get("Id")
-                before = info.get("State") or {}
-                if _readiness.restarted(params["progress"], watch.container_id, before.get("StartedAt")):
-                    # Stopped and started again by its restart policy between two waits: the crash
-                    # is in the previous start's log (the rescue reads the whole log for it).
-                    output.update(watch.report(before), container_state=container_state(before))
-                    text = ("container %s stopped and was started again by its restart policy since the previous "
-                            "wait (then started at %s, now at %s, exit code %s): the engine crashed during its "
-                            "start; its log since the earlier start has the cause" % (
-                                params["container"], params["progress"].get("started_at"), before.get("StartedAt"),
-                                before.get("ExitCode")))
-                    module.fail_json(msg=text, ready=False, fatal={"kind": "container_exited", "line": text,
-                                                                   "line_number": None, "context": []}, **output)
-                deadline = watch.chunk_deadline(before, params["wait_chunk"], params["wait_timeout"])
-            feed = watch.feeder(scanner) if watch is not None else lambda data: feed_bytes(scanner, data)
-            state, reason = follow_container(client, params["container"], scanner, feed, deadline=deadline,
-                                             since=since, line_cap=LINE_CAP)
+            info = client.inspect(params["container"])
         except DockerError as exc:
             hint = " (is the container created?)" if exc.status == 404 else ""
             module.fail_json(msg="%s%s" % (exc, hint), exception=traceback.format_exc())
-        result = scanner.result()
-        if watch is not None:
-            output.update(watch.report(state))
-        if chunked and reason == "timeout" and result["fatal"] is None and not result["ready"]:
-            progress = watch.progress(state, params["progress"])
+        watch.container_id = info.get("Id")
+        before = info.get("State") or {}
+        if _readiness.restarted(params["progress"], watch.container_id, before.get("StartedAt")):
+            # Stopped and started again by its restart policy between two waits: the crash
+            # is in the previous start's log (the rescue reads the whole log for it).
+            output.update(watch.report(before), container_state=container_state(before))
+            text = ("container %s stopped and was started again by its restart policy since the previous "
+                    "wait (then started at %s, now at %s, exit code %s): the engine crashed during its "
+                    "start; its log since the earlier start has the cause" % (
+                        params["container"], params["progress"].get("started_at"), before.get("StartedAt"),
+                        before.get("ExitCode")))
+            module.fail_json(msg=text, ready=False, fatal={"kind": "container_exited", "line": text,
+                                                           "line_number": None, "context": []}, **output)
+        deadline = watch.chunk_deadline(before, params["wait_chunk"], params["wait_timeout"])
+    state, reason = read_container(module, client, scanner, watch.feeder(scanner), deadline)
+    output.update(watch.report(state))
+    stalled = []
+    if chunked:
+        output["progress"] = watch.progress(state, params["progress"])
+        if reason == "timeout" and scanner.fatal is None and not scanner.ready:
             verdict, text = _readiness.verdict(False, watch.phases.phase, output["elapsed"],
-                                               time.time() - progress["activity_at"], budgets, params["wait_timeout"])
-            output["progress"] = progress
+                                               time.time() - output["progress"]["activity_at"], budgets,
+                                               params["wait_timeout"])
             if verdict == _readiness.WAITING:
                 # Not ready yet and moving: a small result for the next bounded wait (until / retries).
                 if output.get("phase_line"):
@@ -599,13 +630,25 @@ def run_module():
                 module.exit_json(msg=text, ready=False, **output)
             stalled = [text + "; the last log lines: " + " | ".join(
                 line[:300] for line in list(scanner.context)[-5:] if line.strip())]
-        elif chunked:
-            output["progress"] = watch.progress(state, params["progress"])
-        if since is not None and reason in ("ready", "stream_closed"):
-            reason = "read"  # the whole log was read; readiness is reported, not awaited
-        if result["fatal"] is None:
-            result["fatal"] = container_fatal(params["container"], state, reason, scanner)
-        output["container_state"] = container_state(state)
+    return container_result(module, scanner, state, reason, output), output, reason, stalled
+
+
+def run_module():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=[("container", "log_path")],
+        required_one_of=[("container", "log_path")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    expect, optional = checked_expect(module)
+    reason, stalled = None, []
+    if params["log_path"]:
+        result, output = read_log_file(module), dict(changed=False)
+    elif params["since"]:
+        result, output, reason = read_since(module, DockerClient(params["docker_host"]))
+    else:
+        result, output, reason, stalled = follow_start(module, DockerClient(params["docker_host"]))
 
     mismatches = compare_expect(expect, result, optional)
     output.update(result)

@@ -129,7 +129,7 @@ def _str_not_auto(value):
 
 
 # Which ``expect`` key a flag determines: (key, flags, convert, value when the flag is negated or
-# false). The backend proof reads each key from the engine's own log (module_utils/_engine_logs).
+# false). The backend proof reads each key from the engine's own log (module_utils/_log_patterns).
 # A flag set to "auto" leaves the choice to the engine: nothing is derived, the profile's own
 # `expect` (if any) says what the engine picks on this hardware.
 EXPECT_FLAGS = {

@@ -10,11 +10,11 @@ import pytest
 from engine_sim_cases import GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED002_ARGS, SEED002_ENV, seed000_args
 from test_engine_sim_process import Sim, free_port, request, wait_ready
 
-from ansible_collections.inferops.serving.plugins.module_utils import _engine_logs as el
+from ansible_collections.inferops.serving.plugins.module_utils import _startup_phases as startup_phases
 
 
 def phases_seen(text, engine):
-    tracker = el.StartupPhases(engine)
+    tracker = startup_phases.StartupPhases(engine)
     seen = []
     for line in [""] + text.splitlines():
         tracker.feed(line)
@@ -65,7 +65,7 @@ def test_a_start_stalls_in_the_named_phase_until_stopped(tmp_path, sims, engine,
     log = (sim.stdout + sim.stderr).strip().splitlines()
     if engine == "vllm" and phase != "cuda_graphs":
         assert last in sim.stdout.strip().splitlines()[-1]
-    assert el.startup_phase(sim.stdout.splitlines(), engine)["phase"] == phase, log[-3:]
+    assert startup_phases.startup_phase(sim.stdout.splitlines(), engine)["phase"] == phase, log[-3:]
     try:
         status = request(port, "/health", timeout=1)[0]
     except (urllib.error.URLError, ConnectionError, TimeoutError):

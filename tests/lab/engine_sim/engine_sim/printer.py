@@ -14,7 +14,7 @@ VLLM_SITE = "/usr/local/lib/python3.12/dist-packages"
 
 
 # ENGINE_SIM_STALL_IN_PHASE=<phase>: the start stops making progress right after the first line
-# that enters this start-up phase (the collection's names, _engine_logs.STARTUP_PHASES): the
+# that enters this start-up phase (the collection's names, _startup_phases.STARTUP_PHASES): the
 # process keeps running and prints nothing more until SIGTERM/SIGINT (release_stall). The
 # markers are substrings of the first line of each phase in the simulator's own output.
 STALL_MARKERS = {

@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.module_utils import _engine_logs as el
+from ansible_collections.inferops.serving.plugins.module_utils import _log_records as log_records
+from ansible_collections.inferops.serving.plugins.module_utils import _log_patterns as log_patterns
+from ansible_collections.inferops.serving.plugins.module_utils import _log_scanner as log_scanner
+from ansible_collections.inferops.serving.plugins.module_utils import _log_reading as log_reading
+from ansible_collections.inferops.serving.plugins.module_utils import _log_verdict as log_verdict
+from ansible_collections.inferops.serving.plugins.module_utils import _startup_phases as startup_phases
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "logs")
-
-
-def fixture(name):
-    return os.path.join(FIXTURES, name)
+from log_corpus import (  # this directory
+    CORPUS_HEADER,
+    ERR,
+    REAL,
+    REQUEST,
+    SGL,
+    VLLM,
+    corpus_index,
+    corpus_text,
+    cuts_at_lines,
+    fixture,
+    hostile_lines,
+    write_filler,
+)
 
 
 # --- prefixes -------------------------------------------------------------------------------------
@@ -34,7 +49,7 @@ def fixture(name):
     ("  File \"/usr/lib/python3.12/x.py\", line 3", "  File \"/usr/lib/python3.12/x.py\", line 3", ""),
 ])
 def test_split_prefix(line, message, tag):
-    msg, got_tag, _header = el.split_prefix(line)
+    msg, got_tag, _header = log_records.split_prefix(line)
     assert (msg, got_tag) == (message, tag)
 
 
@@ -47,11 +62,11 @@ def test_split_prefix(line, message, tag):
     ("INFO:     Application startup complete.", None),
 ])
 def test_split_prefix_names_the_engine_of_a_record_only(line, header):
-    assert el.split_prefix(line)[2] == header
+    assert log_records.split_prefix(line)[2] == header
 
 
 def test_clean_line_strips_ansi_colour():
-    assert el.clean_line("(APIServer pid=1) \x1b[32mINFO\x1b[0m 05-01 x  \r") == "(APIServer pid=1) INFO 05-01 x"
+    assert log_records.clean_line("(APIServer pid=1) \x1b[32mINFO\x1b[0m 05-01 x  \r") == "(APIServer pid=1) INFO 05-01 x"
 
 
 # --- names ------------------------------------------------------------------------------------------
@@ -63,7 +78,7 @@ def test_clean_line_strips_ansi_colour():
     ("flashinfer-cutlass", "FLASHINFER_CUTLASS"),
 ])
 def test_backend_name(raw, name):
-    assert el.backend_name(raw) == name
+    assert log_patterns.backend_name(raw) == name
 
 
 @pytest.mark.parametrize("cls, name", [
@@ -77,23 +92,24 @@ def test_backend_name(raw, name):
     ("CutlassFP8ScaledMMLinearKernel", "VLLM_CUTLASS"),
 ])
 def test_kernel_class_backend(cls, name):
-    assert el.kernel_class_backend(cls) == name
+    assert log_patterns.kernel_class_backend(cls) == name
 
 
 def test_every_pattern_names_its_versions_and_compiles():
-    names = [p[0] for p in el.PATTERNS]
+    names = [p[0] for p in log_patterns.PATTERNS]
     assert len(names) == len(set(names))
-    for name, engine, versions, scope, needle, _rx, _handler in el.PATTERNS:
+    for name, engine, versions, scope, needle, rx, handler, phase in log_patterns.PATTERNS:
         assert engine in (None, "vllm", "sglang") and versions and needle, name
-        assert scope in (el.RECORD_SCOPE, el.AFTER, el.UVICORN_SCOPE, el.EXC, el.USAGE), name
+        assert scope in log_patterns.SCOPES and re.compile(rx), name
+        assert handler is not None or phase is not None, name  # an entry records a fact, a fatal or a phase
+        if phase is not None:
+            assert scope in log_patterns.PHASE_KINDS, name
+
+
+API = "(APIServer pid=1) INFO 05-01 17:58:16 [x.py:1] "
 
 
 # --- one line per pattern and version ---------------------------------------------------------------
-VLLM = "(EngineCore pid=9) INFO 05-01 17:58:16 [x.py:1] "
-API = "(APIServer pid=1) INFO 05-01 17:58:16 [x.py:1] "
-SGL = "[2026-03-14 09:00:01 TP0] "
-
-
 @pytest.mark.parametrize("engine, lines, expected", [
     # NvFp4 MoE, identical 0.17-0.33
     ("vllm", [VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', 'MARLIN']."],
@@ -183,7 +199,7 @@ SGL = "[2026-03-14 09:00:01 TP0] "
     ("sglang", ["[2026-03-14 09:00:01] INFO:     Application startup complete."], {"ready": False}),
 ])
 def test_pattern(engine, lines, expected):
-    result = el.scan_lines(lines, engine)
+    result = log_reading.scan_lines(lines, engine)
     for key, value in expected.items():
         assert result["observed"].get(key) == value, key
         if value is not None and key not in ("ready", "warnings"):
@@ -199,20 +215,17 @@ def test_pattern(engine, lines, expected):
     (["(APIServer pid=1) INFO:     Started server process [1]"], None),
 ])
 def test_engine_detection(lines, engine):
-    assert el.scan_lines(lines)["observed"].get("engine") == engine
+    assert log_reading.scan_lines(lines)["observed"].get("engine") == engine
 
 
 def test_engine_option_limits_the_pattern_set():
     line = VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []"
-    result = el.scan_lines([line], "sglang")
+    result = log_reading.scan_lines([line], "sglang")
     assert "moe_backend" not in result["observed"]
     assert result["observed"]["engine"] == "vllm"
 
 
 # --- fatal signatures ---------------------------------------------------------------------------------
-ERR = "(EngineCore pid=9) ERROR 05-01 17:58:16 [core.py:1] "
-
-
 @pytest.mark.parametrize("line, kind", [
     (ERR + "ValueError: moe_backend='marlin' is not supported for unquantized MoE. Expected one of ['triton']",
      "config_error"),
@@ -251,8 +264,8 @@ def test_fatal_kind(line, kind):
     # A headerless exception line counts at its place in a traceback (here: after a frame line).
     frame = '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 1000, in run'
     prefix = line[:line.index(")") + 2] if line.startswith("(") else ""
-    result = el.scan_lines(["first", prefix + "Traceback (most recent call last):", prefix + frame,
-                            prefix + "    raise", line])
+    result = log_reading.scan_lines(["first", prefix + "Traceback (most recent call last):", prefix + frame,
+                                     prefix + "    raise", line])
     assert result["fatal"]["kind"] == kind
     assert result["fatal"]["line"] == line
     assert result["fatal"]["context"][-1] == line
@@ -266,19 +279,19 @@ def test_fatal_kind(line, kind):
     "(APIServer pid=1) INFO:     172.17.0.1:40112 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request",
 ])
 def test_not_fatal(line):
-    assert el.scan_lines([line])["fatal"] is None
+    assert log_reading.scan_lines([line])["fatal"] is None
 
 
 def test_request_error_after_ready_is_not_a_config_error():
-    result = el.scan_lines(["INFO:     Application startup complete.",
-                            "(APIServer pid=1) ValueError: This model's maximum context length is 8192 tokens."], "vllm")
+    result = log_reading.scan_lines(["INFO:     Application startup complete.",
+                                     "(APIServer pid=1) ValueError: This model's maximum context length is 8192 tokens."], "vllm")
     assert result["fatal"] is None and result["ready"]
 
 
 def test_root_cause_beats_the_dead_engine_before_it_and_context_is_20_lines():
     lines = ["line %d" % i for i in range(30)] + [ERR + "EngineCore failed to start."] + \
         ["trace %d" % i for i in range(5)] + [ERR + "ValueError: bad"] + ["after %d" % i for i in range(30)]
-    result = el.scan_lines(lines)
+    result = log_reading.scan_lines(lines)
     assert result["fatal"]["kind"] == "config_error"
     assert result["fatal"]["line"] == ERR + "ValueError: bad"
     assert len(result["fatal"]["context"]) == 20
@@ -325,7 +338,7 @@ def test_root_cause_beats_the_dead_engine_before_it_and_context_is_20_lines():
       "max_num_seqs": None}, None),
 ])
 def test_fixture(name, expected, fatal):
-    result = el.scan_file(fixture(name))
+    result = log_reading.scan_file(fixture(name))
     for key, value in expected.items():
         assert result["observed"].get(key) == value, key
     assert (result["fatal"] or {}).get("kind") == fatal
@@ -334,60 +347,8 @@ def test_fixture(name, expected, fatal):
 def test_fixture_same_result_line_by_line_and_in_tiny_chunks():
     path = fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log")
     with open(path, encoding="utf-8") as handle:
-        by_line = el.scan_lines(handle)
-    assert el.scan_file(path, chunk_size=7) == by_line == el.scan_file(path)
-
-
-# --- streaming a large file -----------------------------------------------------------------------------
-STATS = ("(APIServer pid=1) INFO 06-09 10:09:02 [loggers.py:257] Engine 000: Avg prompt throughput: 51.2 tokens/s, "
-         "Avg generation throughput: 24.1 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.4%\n")
-REQUEST = "(APIServer pid=1) INFO:     172.17.0.1:53422 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
-
-
-def _big_log(tmp_path, tail):
-    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), "rb") as handle:
-        head = handle.read()
-    body = (STATS + REQUEST * 3).encode() * 3000
-    path = tmp_path / "big.log"
-    path.write_bytes(head + body + tail.encode() + body)
-    return str(path), head.count(b"\n") + body.count(b"\n") * 2 + tail.count("\n")
-
-
-@pytest.fixture(params=["sequential", "forked workers"])
-def parallel(request, monkeypatch):
-    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(el, "MAX_WORKERS", 3)
-    return request.param != "sequential"
-
-
-@pytest.mark.parametrize("last", ["", "INFO:     no newline at the end"])
-def test_large_file_without_fatal_is_counted_to_the_end(tmp_path, parallel, last):
-    path, lines = _big_log(tmp_path, "")
-    with open(path, "ab") as handle:
-        handle.write(last.encode())
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    assert result["log_lines_read"] == lines + (1 if last else 0)
-    assert result["fatal"] is None and result["observed"]["moe_backend"] == "MARLIN"
-
-
-def test_count_range_finds_a_needle_across_chunks(tmp_path):
-    path = tmp_path / "x.log"
-    path.write_bytes(b"a\n" * 10 + b"Traceback (most recent call last):\n" + b"b\n" * 10)
-    for chunk in (3, 7, 16, 1 << 20):
-        assert el.count_range(str(path), 0, path.stat().st_size, chunk) == (21, True)
-    assert el.count_range(str(path), 0, 20, 7) == (10, False)
-
-
-def test_large_file_fatal_deep_inside_has_its_context(tmp_path, parallel):
-    tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
-            "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
-            "memory access was encountered\n")
-    path, _lines = _big_log(tmp_path, tail)
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert len(result["fatal"]["context"]) == 20
-    assert result["fatal"]["context"][9].endswith("Traceback (most recent call last):")
-    assert result["fatal"]["context"][8] == REQUEST.strip()
+        by_line = log_reading.scan_lines(handle)
+    assert log_reading.scan_file(path, chunk_size=7) == by_line == log_reading.scan_file(path)
 
 
 # --- expect -------------------------------------------------------------------------------------------
@@ -408,14 +369,14 @@ def test_large_file_fatal_deep_inside_has_its_context(tmp_path, parallel):
     ("VLLM_NVFP4_GEMM_BACKEND", ["Unknown vLLM environment variable detected: VLLM_NVFP4_GEMM_BACKEND"], True),
 ])
 def test_values_match(expected, observed, same):
-    assert el.values_match(expected, observed) is same
+    assert log_verdict.values_match(expected, observed) is same
 
 
 @pytest.fixture(scope="module")
 def ok_result():
     """A healthy GB10 start scanned whole; computed when a test runs, not at import: mutation testing
     (benchmarks/mutation.sh) imports the tests once and switches the code under test per test run."""
-    return el.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
+    return log_reading.scan_file(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"))
 
 
 @pytest.mark.parametrize("expect, optional, keys", [
@@ -429,75 +390,54 @@ def ok_result():
     ({"engine_version": None, "model": None}, (), ["engine_version", "model"]),
 ])
 def test_compare_expect(ok_result, expect, optional, keys):
-    assert [m["key"] for m in el.compare_expect(expect, ok_result, optional)] == keys
+    assert [m["key"] for m in log_verdict.compare_expect(expect, ok_result, optional)] == keys
 
 
 def test_a_value_where_none_is_expected_is_a_mismatch_with_its_proof(ok_result):
-    assert el.compare_expect({"draft_moe_backend": None}, ok_result) == [
+    assert log_verdict.compare_expect({"draft_moe_backend": None}, ok_result) == [
         {"key": "draft_moe_backend", "expected": None, "observed": "TRITON",
          "evidence": ok_result["evidence"]["draft_moe_backend"]}]
-    assert el.compare_expect({"warnings": None}, {"observed": {"warnings": []}, "evidence": {}}) == []
+    assert log_verdict.compare_expect({"warnings": None}, {"observed": {"warnings": []}, "evidence": {}}) == []
 
 
 def test_no_evidence_and_optional():
-    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
+    result = log_reading.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
     expect = {"draft_moe_backend": None, "engine_version": "0.5.9", "draft_attention_backend": "TRITON"}
-    mismatches = el.compare_expect(expect, result)
+    mismatches = log_verdict.compare_expect(expect, result)
     assert mismatches == [
         {"key": "draft_attention_backend", "expected": "TRITON", "observed": None, "evidence": None},
         {"key": "engine_version", "expected": "0.5.9", "observed": None, "evidence": None},
     ]
-    assert el.compare_expect(expect, result, optional=["engine_version", "draft_attention_backend"]) == []
+    assert log_verdict.compare_expect(expect, result, optional=["engine_version", "draft_attention_backend"]) == []
 
 
 def test_messages_name_key_expected_observed_and_proof():
-    result = el.scan_file(fixture("vllm-0.20-auto-flashinfer-prefixed.log"))
-    mismatch, = el.compare_expect({"moe_backend": "MARLIN"}, result)
-    text = el.describe_mismatch(mismatch, "vllm")
+    result = log_reading.scan_file(fixture("vllm-0.20-auto-flashinfer-prefixed.log"))
+    mismatch, = log_verdict.compare_expect({"moe_backend": "MARLIN"}, result)
+    text = log_verdict.describe_mismatch(mismatch, "vllm")
     assert text.startswith("moe_backend: expected MARLIN, observed FLASHINFER_CUTLASS, proven by log line: vllm-1  |")
     assert "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend" in text
-    mismatch, = el.compare_expect({"mamba_ssm_cache_dtype": "float32"}, result)
-    text = el.describe_mismatch(mismatch, "vllm")
+    mismatch, = log_verdict.compare_expect({"mamba_ssm_cache_dtype": "float32"}, result)
+    text = log_verdict.describe_mismatch(mismatch, "vllm")
     assert "no evidence" in text and "Updating mamba_ssm_cache_dtype" in text
-    mismatch, = el.compare_expect({"ready": True}, el.scan_lines(["x"]))
-    assert "Application startup complete." in el.describe_mismatch(mismatch, None)
-    assert "fired up" in el.describe_mismatch(mismatch, None)
+    mismatch, = log_verdict.compare_expect({"ready": True}, log_reading.scan_lines(["x"]))
+    assert "Application startup complete." in log_verdict.describe_mismatch(mismatch, None)
+    assert "fired up" in log_verdict.describe_mismatch(mismatch, None)
 
 
 def test_dump_evidence_is_an_excerpt_with_the_key():
-    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
+    result = log_reading.scan_file(fixture("sglang-0.5.9-g7e-fp8-ok.log"))
     assert result["evidence"]["moe_backend"].startswith("[2026-03-14 09:00:01] server_args=ServerArgs(")
     assert result["evidence"]["moe_backend"] == (
         "[2026-03-14 09:00:01] server_args=ServerArgs(model_path='nvi ... moe_runner_backend='triton' ...")
     assert result["evidence"]["speculative_method"] == (
         "[2026-03-14 09:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm=None ...")
-    result = el.scan_file(fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log"))
+    result = log_reading.scan_file(fixture("sglang-0.5.9-g7e-fp8-eagle-ok.log"))
     assert result["evidence"]["speculative_method"] == (
         "[2026-03-14 10:00:01] server_args=ServerArgs(model_path='nvi ... speculative_algorithm='EAGLE' ...")
 
 
 # --- the real-log corpus --------------------------------------------------------------------------------
-REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real_logs")
-CORPUS_HEADER = "# corpus:"
-
-
-def corpus_index():
-    import yaml
-    with open(os.path.join(REAL, "index.yml"), encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
-
-
-def corpus_text(name):
-    """``(header lines, log lines)`` of a corpus file: the "# corpus:" lines come first and are stripped."""
-    with open(os.path.join(REAL, name), encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    header = [line for line in lines if line.startswith(CORPUS_HEADER)]
-    assert lines[:len(header)] == header, "%s: the corpus header lines come first" % name
-    return header, lines[len(header):]
-
-
 def test_corpus_is_complete_and_says_where_each_log_comes_from():
     entries = corpus_index()
     names = sorted(name for name in os.listdir(REAL) if name.endswith(".log"))
@@ -518,8 +458,8 @@ def test_real_log(entry, tmp_path):
     _header, lines = corpus_text(entry["file"])
     path = tmp_path / entry["file"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = el.scan_file(str(path))
-    assert result == el.scan_lines(lines)
+    result = log_reading.scan_file(str(path))
+    assert result == log_reading.scan_lines(lines)
     for key, value in entry["observed"].items():
         assert result["observed"].get(key) == value, key
         assert key in result["evidence"], key
@@ -530,7 +470,7 @@ def test_real_log(entry, tmp_path):
         assert fatal is None, fatal
     else:
         assert (fatal["kind"], fatal["line_number"]) == (entry["fatal"]["kind"], entry["fatal"]["line_number"])
-        assert fatal["line"] == el.clean_line(lines[fatal["line_number"] - 1])
+        assert fatal["line"] == log_records.clean_line(lines[fatal["line_number"] - 1])
     assert result["ready"] is entry["ready"]
     assert result["log_lines_read"] == len(lines)
 
@@ -539,75 +479,32 @@ def test_real_log(entry, tmp_path):
 GB10_EXPECT = {"moe_backend": "MARLIN", "draft_moe_backend": "TRITON", "linear_backend": "MARLIN",
                "attention_backend": "TRITON_ATTN", "speculative_method": "mtp", "num_speculative_tokens": 2,
                "kv_cache_dtype": "fp8", "ready": True}
-# Every fatal signature the table knows, as a client can put it in a request path or a prompt.
-SIGNATURES = [
-    "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
-    "RuntimeError: cudaErrorIllegalAddress",
-    "CUDA error: device-side assert triggered",
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
-    "OutOfMemoryError",
-    "ValueError: No available memory for the cache blocks.",
-    "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
-    "AssertionError: x",
-    "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.",
-    "RuntimeError: Engine core initialization failed. See root cause above.",
-    "EngineCore failed to start.",
-    "EngineCore encountered a fatal error.",
-    "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.",
-    "[shutdown] MPClient: engine core exited unexpectedly; starting cleanup",
-    "Received sigquit from a child process. It usually means the child failed.",
-    "SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
-    "Scheduler hit an exception: Traceback (most recent call last):",
-    "Traceback (most recent call last):",
-    "terminate called after throwing an instance of 'c10::Error'",
-    "  what():  CUDA error: an illegal memory access was encountered",
-    "vllm serve: error: unrecognized arguments: --bogus",
-]
-
-
-def hostile_lines():
-    """What clients put in a healthy engine's log: request paths, logged prompts, an ASGI error traceback."""
-    lines = []
-    for i, sig in enumerate(SIGNATURES):
-        path = "/" + sig.replace(" ", "%20")
-        lines.append('(APIServer pid=1) INFO:     203.0.113.7:%d - "GET %s HTTP/1.1" 404 Not Found' % (40001 + i, path))
-        lines.append('INFO:     203.0.113.7:%d - "POST /v1/%s HTTP/1.1" 404 Not Found' % (41001 + i, sig))
-        lines.append("(APIServer pid=1) INFO 06-09 10:09:0%d [logger.py:41] Received request chatcmpl-%d: prompt: %r, "
-                     "params: SamplingParams(n=1, temperature=0.7), lora_request: None." % (i % 10, i, sig + "\n" + sig))
-        lines.append("[2026-03-14 10:01:0%d] Receive: obj=GenerateReqInput(text=%r, rid='r%d')" % (i % 10, sig, i))
-    lines += ["(APIServer pid=1) ERROR:    Exception in ASGI application",
-              "(APIServer pid=1) Traceback (most recent call last):",
-              '(APIServer pid=1)   File "/usr/local/lib/python3.12/dist-packages/starlette/routing.py", line 1, in app',
-              "(APIServer pid=1)     raise ValueError(body)",
-              "(APIServer pid=1) ValueError: torch.OutOfMemoryError: CUDA out of memory",
-              "(APIServer pid=1) torch.AcceleratorError: CUDA error: an illegal memory access was encountered"]
-    return lines
 
 
 def test_a_healthy_engine_whose_clients_write_every_fatal_signature_is_proven_healthy(tmp_path):
     with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
         healthy = handle.read().split("\n")
     lines = healthy + hostile_lines() + healthy[-3:]
-    for result in (el.scan_lines(lines), el.scan_lines(hostile_lines() + healthy)):
+    for result in (log_reading.scan_lines(lines), log_reading.scan_lines(hostile_lines() + healthy)):
         assert result["fatal"] is None, result["fatal"]
-        assert el.compare_expect(GB10_EXPECT, result) == []
+        assert log_verdict.compare_expect(GB10_EXPECT, result) == []
     path = tmp_path / "hostile.log"
     path.write_text("\n".join(lines * 200), encoding="utf-8")  # the counted-only path too
     for chunk_size in (512, 4096, 65536):
-        assert el.scan_file(str(path), chunk_size=chunk_size)["fatal"] is None, chunk_size
+        assert log_reading.scan_file(str(path), chunk_size=chunk_size)["fatal"] is None, chunk_size
     # And as a container's stream, a few lines a chunk: the skipped lines before a needle are read again
     # (replay_tail) in the state they left, even when a metrics line after them was read first.
     data = path.read_bytes() + b"\n"
     for sizes in ((300,), (4096, 100, 20000)):
-        scanner = el.LogScanner()
-        for begin, end in _cuts_at_lines(data, sizes):
-            el.feed_bytes(scanner, data[begin:end])
+        scanner = log_scanner.LogScanner()
+        for begin, end in cuts_at_lines(data, sizes):
+            log_reading.feed_bytes(scanner, data[begin:end])
         assert scanner.result()["fatal"] is None, sizes
 
 
 def test_evidence_only_from_engine_records():
     # A pasted, echoed or requested line supplies no evidence and overrides none.
-    result = el.scan_lines([
+    result = log_reading.scan_lines([
         VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []",
         "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []",
         "(APIServer pid=1) INFO:     Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []",
@@ -623,29 +520,17 @@ def test_evidence_only_from_engine_records():
 def test_a_later_conflicting_backend_line_is_a_mismatch():
     lines = [VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: []",
              VLLM + "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: []"]
-    result = el.scan_lines(lines)
+    result = log_reading.scan_lines(lines)
     assert result["observed"]["moe_backend"] == "MARLIN"
-    mismatch, = el.compare_expect({"moe_backend": "MARLIN"}, result)
+    mismatch, = log_verdict.compare_expect({"moe_backend": "MARLIN"}, result)
     assert mismatch == {"key": "moe_backend", "expected": "MARLIN", "observed": "FLASHINFER_CUTLASS",
                         "evidence": lines[1], "conflict": True}
-    assert el.describe_mismatch(mismatch, "vllm") == (
+    assert log_verdict.describe_mismatch(mismatch, "vllm") == (
         "moe_backend: expected MARLIN, but a later log line says FLASHINFER_CUTLASS: %s" % lines[1])
     assert any("conflicting evidence for moe_backend: MARLIN, then FLASHINFER_CUTLASS" in w
                for w in result["observed"]["warnings"])
     # the same line again (TP workers) is no conflict
-    assert el.scan_lines([lines[0], lines[0].replace("pid=9", "pid=10")])["conflicts"] == {}
-
-
-def _write_filler(path, head_lines, filler_line, size, tail_lines):
-    block = ((filler_line + "\n") * 4096).encode()
-    with open(path, "wb") as out:
-        out.write(("\n".join(head_lines) + "\n").encode())
-        written = 0
-        while written < size:
-            out.write(block)
-            written += len(block)
-        out.write(("\n".join(tail_lines) + "\n").encode())
-    return len(head_lines) + written // len(block) * 4096
+    assert log_reading.scan_lines([lines[0], lines[0].replace("pid=9", "pid=10")])["conflicts"] == {}
 
 
 @pytest.mark.parametrize("engine, start, filler, crash, kind", [
@@ -666,102 +551,16 @@ def test_a_fatal_after_100_mb_of_healthy_lines_is_found(tmp_path, engine, start,
     filler_line = corpus_text(filler)[1][0]
     tail = corpus_text(crash)[1]
     path = str(tmp_path / "big.log")
-    before = _write_filler(path, head, filler_line, 100 << 20, tail)
+    before = write_filler(path, head, filler_line, 100 << 20, tail)
     began = time.time()
-    result = el.scan_file(path)
+    result = log_reading.scan_file(path)
     assert time.time() - began < 10
     assert result["ready"]
     assert result["fatal"]["kind"] == kind
-    expected = el.scan_lines(tail)["fatal"]
+    expected = log_reading.scan_lines(tail)["fatal"]
     assert result["fatal"]["line"] == expected["line"]
     assert result["fatal"]["line_number"] == before + expected["line_number"]
     assert result["log_lines_read"] == before + len(tail)
-
-
-# The crashes that can happen after readiness (a configuration error cannot), each with the start of
-# its traceback or a record: an excerpt cut inside a traceback is only read as such from its start.
-FATAL_LOGS = [(None, name) for name in ("vllm-0.19-mtp-illegal-memory-access.log", "sglang-0.5.9-eagle-oom.log")] + [
-    (REAL, e["file"]) for e in corpus_index()
-    if e["fatal"] and e["fatal"]["kind"] != "config_error" and e["file"] != "vllm-engine-core-init-failed-apiserver.log"]
-
-
-def _ready_head_and_crash(where, name):
-    """``(head, tail)``: a start of the crash's engine up to readiness, and the crash's lines (a corpus
-    file when ``where`` is set, else a composed fixture). A log is one engine's: only that engine's
-    needles are searched."""
-    if where:
-        tail = corpus_text(name)[1]
-    else:
-        with open(fixture(name), encoding="utf-8") as handle:
-            tail = handle.read().splitlines()
-    if name.startswith("sglang-"):
-        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
-            head = handle.read().splitlines()
-    else:
-        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    return head, tail
-
-
-@pytest.mark.parametrize("where, name", FATAL_LOGS, ids=lambda x: x or "")
-def test_fatal_after_filler_is_found_like_line_by_line(tmp_path, parallel, where, name):
-    # Each real crash, after readiness and 2 MB of counted-only lines: found as line by line (the
-    # needles cover it), with the same line, context and root cause. The start-up is of the crash's
-    # engine (a log is one engine's, and only that engine's needles are searched).
-    head, tail = _ready_head_and_crash(where, name)
-    path = str(tmp_path / "x.log")
-    before = _write_filler(path, head, REQUEST.strip(), 2 << 20, tail)
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    expected = el.scan_lines(head + [REQUEST.strip()] * (before - len(head)) + tail)
-    assert result["fatal"] == expected["fatal"]
-    assert result["fatal"]["kind"] == el.scan_lines(tail)["fatal"]["kind"]
-
-
-def test_metrics_after_readiness_are_read_in_counted_only_chunks(tmp_path, parallel):
-    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
-            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
-        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1]
-    last = metrics[0].replace("Mean acceptance length: 3.00", "Mean acceptance length: 2.41").replace(
-        "rate: 1.000, 1.000,", "rate: 0.812, 0.598,")
-    path = str(tmp_path / "m.log")
-    _write_filler(path, head + metrics, REQUEST.strip(), 3 << 20, [last] + [REQUEST.strip()] * 10)
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    assert result["observed"]["mean_acceptance_length"] == 2.41
-    assert result["observed"]["acceptance_rate_per_position"] == [0.812, 0.598]
-    assert result["evidence"]["mean_acceptance_length"] == last
-
-
-# --- bounded ------------------------------------------------------------------------------------------------
-def test_a_50_mb_line_with_a_fatal_is_cut_reported_once_and_returned_bounded(tmp_path):
-    import json
-    line = ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered " + "x" * (50 << 20)
-    path = tmp_path / "long.log"
-    path.write_text("first\n" + line + "\n" + line + "\nlast\n", encoding="utf-8")
-    result = el.scan_file(str(path))
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert result["long_lines"] == 2 and result["log_lines_read"] == 4
-    assert [w for w in result["observed"]["warnings"] if "longer than" in w] == [
-        "log line 2 is longer than 65536 characters: such lines are cut to that length before they are read"]
-    assert len(json.dumps(result)) < 100 * 1024
-    assert len(el.describe_fatal(result["fatal"])) < 10 * 1024
-
-
-def test_a_line_longer_than_the_buffer_without_a_newline(tmp_path):
-    path = tmp_path / "tail.log"
-    path.write_bytes(b"a\n" + b"y" * (300 << 10))
-    result = el.scan_file(str(path), chunk_size=64 * 1024)
-    assert result["log_lines_read"] == 2 and result["long_lines"] == 1
-
-
-def test_only_regular_files_are_read(tmp_path):
-    fifo = tmp_path / "pipe"
-    os.mkfifo(str(fifo))
-    with pytest.raises(el.LogFileError, match="is a FIFO"):
-        el.scan_file(str(fifo))
-    with pytest.raises(el.LogFileError, match="is a directory"):
-        el.scan_file(str(tmp_path))
-    with pytest.raises(el.LogFileError, match="is a character device"):
-        el.scan_file("/dev/zero")
 
 
 # --- versions of the ready and default lines ------------------------------------------------------------
@@ -792,55 +591,17 @@ def test_only_regular_files_are_read(tmp_path):
      {"mean_acceptance_length": 2.85}),
 ])
 def test_ready_default_and_metrics_variants(lines, expected):
-    result = el.scan_lines(lines)
+    result = log_reading.scan_lines(lines)
     for key, value in expected.items():
         assert result["observed"].get(key) == value, key
 
 
 def test_sglang_rank_tags_with_underscores_are_stripped():
-    msg, tag, header = el.split_prefix("[2026-03-14 09:00:01 DP1 ATTN_CP0 MOE_DP1 TP3] Received sigquit from x")
+    msg, tag, header = log_records.split_prefix("[2026-03-14 09:00:01 DP1 ATTN_CP0 MOE_DP1 TP3] Received sigquit from x")
     assert (msg, tag, header) == ("Received sigquit from x", "DP1 ATTN_CP0 MOE_DP1 TP3", "sglang")
-    result = el.scan_lines(["[2026-03-14 09:00:01 MOE_DP1 TP3] Received sigquit from a child process. It usually "
-                            "means the child failed."])
+    result = log_reading.scan_lines(["[2026-03-14 09:00:01 MOE_DP1 TP3] Received sigquit from a child process. It usually "
+                                     "means the child failed."])
     assert result["fatal"]["kind"] == "engine_dead"
-
-
-@pytest.mark.parametrize("start, line", [
-    ("vllm", "(APIServer pid=1) WARNING 06-09 11:00:00 [core_client.py:840] [shutdown] MPClient: engine core exited "
-             "unexpectedly; starting cleanup"),
-    ("vllm", "(APIServer pid=1) ERROR 06-09 11:00:00 [core_client.py:564] Engine core proc EngineCore_DP0 died "
-             "unexpectedly, shutting down client."),
-    # the review's D5 repro: a bare sigquit record after megabytes of access lines
-    ("sglang", "[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed."),
-    ("sglang", "[2026-03-14 12:00:40] SIGQUIT received. signum=None, frame=None. It usually means one child failed."),
-])
-def test_a_dead_engine_without_traceback_after_filler_is_found(tmp_path, parallel, start, line):
-    if start == "vllm":
-        head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    else:
-        with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
-            head = handle.read().splitlines()
-    path = str(tmp_path / "d.log")
-    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, [line])
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    assert result["fatal"]["kind"] == "engine_dead"
-    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (line, before + 1)
-
-
-@pytest.mark.parametrize("between", [0, 10, 700])
-def test_a_cpp_abort_before_the_dead_worker_line_is_the_root_cause(tmp_path, parallel, between):
-    # A worker aborted by std::terminate prints no Python traceback (libstdc++ text, vLLM's process
-    # tag in front); vLLM 0.29+ then logs the worker's death (multiproc_executor.py text).
-    abort = ["(Worker_TP0 pid=301) terminate called after throwing an instance of 'c10::Error'",
-             "(Worker_TP0 pid=301)   what():  CUDA error: an illegal memory access was encountered"]
-    died = ("(EngineCore pid=176) ERROR 06-09 11:00:02 [multiproc_executor.py:381] Worker proc VllmWorker-0 died "
-            "unexpectedly (exit code: -6), shutting down executor.")
-    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    path = str(tmp_path / "a.log")
-    before = _write_filler(path, head, REQUEST.strip(), 3 << 20, abort + [REQUEST.strip()] * between + [died])
-    result = el.scan_file(path, chunk_size=64 * 1024, parallel=parallel)
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert (result["fatal"]["line"], result["fatal"]["line_number"]) == (abort[1], before + 2)
 
 
 # --- lines and messages the mutation run found unproven ------------------------------------------------
@@ -852,7 +613,7 @@ def test_a_cpp_abort_before_the_dead_worker_line_is_the_root_cause(tmp_path, par
      "model", "RedHatAI/NVIDIA-Nemotron-3-Super"),
 ])
 def test_one_record_proves_one_key(lines, key, value):
-    result = el.scan_lines(lines)
+    result = log_reading.scan_lines(lines)
     assert result["observed"][key] == value
     assert result["evidence"][key] == lines[-1]
 
@@ -861,7 +622,7 @@ def test_non_default_args_with_objects_are_read_key_by_key():
     line = (API + "non-default args: {'model': 'org/m', 'max_num_seqs': 8, 'enable_prefix_caching': True, "
             "'kv_transfer_config': KVTransferConfig(kv_connector='x'), 'tensor_parallel_size': 2, "
             "'speculative_config': {'method': 'MTP', 'num_speculative_tokens': 2}, 'kv_cache_dtype': 'auto'}")
-    result = el.scan_lines([line])
+    result = log_reading.scan_lines([line])
     expected = {"model": "org/m", "max_num_seqs": 8, "prefix_caching": True, "tensor_parallel_size": 2,
                 "speculative_method": "mtp", "num_speculative_tokens": 2, "kv_cache_dtype": None}
     assert {k: result["observed"].get(k) for k in expected} == expected
@@ -881,7 +642,7 @@ def test_non_default_args_with_objects_are_read_key_by_key():
     ("0.19", "0.19x", False),
 ])
 def test_version_match(expected, observed, same):
-    assert el._version_match(expected, observed) is same
+    assert log_verdict._version_match(expected, observed) is same
 
 
 @pytest.mark.parametrize("mismatch, engine, text", [
@@ -896,23 +657,23 @@ def test_version_match(expected, observed, same):
      "warnings: expected [], observed ['w']"),
 ])
 def test_describe_mismatch(mismatch, engine, text):
-    assert el.describe_mismatch(mismatch, engine) == text
+    assert log_verdict.describe_mismatch(mismatch, engine) == text
 
 
 def test_describe_fatal_and_failure():
     fatal = {"kind": "assertion", "line": "AssertionError", "context": ["AssertionError"]}
-    assert el.describe_fatal(fatal) == "fatal assertion in the engine log: AssertionError"
+    assert log_verdict.describe_fatal(fatal) == "fatal assertion in the engine log: AssertionError"
     fatal = {"kind": "out_of_memory", "line": "L", "line_number": 7, "context": ["a", " ", "b" * 400, "L"]}
-    assert el.describe_fatal(fatal) == "fatal out_of_memory in the engine log at line 7: L -- context: a | %s | L" % (
+    assert log_verdict.describe_fatal(fatal) == "fatal out_of_memory in the engine log at line 7: L -- context: a | %s | L" % (
         "b" * 300)
     result = {"fatal": fatal}
     mismatches = [{"key": "moe_backend", "expected": "MARLIN", "observed": None, "evidence": None},
                   {"key": "ready", "expected": True, "observed": False, "evidence": None},
                   {"key": "engine", "expected": "vllm", "observed": "sglang", "evidence": "e"}]
-    assert el.describe_failure(result, mismatches, "vllm") == [
-        el.describe_fatal(fatal), "engine: expected vllm, observed sglang, proven by log line: e",
+    assert log_verdict.describe_failure(result, mismatches, "vllm") == [
+        log_verdict.describe_fatal(fatal), "engine: expected vllm, observed sglang, proven by log line: e",
         "no evidence in the log for moe_backend, ready (the engine failed before printing it)"]
-    assert el.describe_failure({"fatal": None}, mismatches[:1], "vllm") == [el.describe_mismatch(mismatches[0], "vllm")]
+    assert log_verdict.describe_failure({"fatal": None}, mismatches[:1], "vllm") == [log_verdict.describe_mismatch(mismatches[0], "vllm")]
 
 
 def test_a_dynamo_wrapped_exception_is_read_as_the_root_cause(tmp_path):
@@ -930,176 +691,23 @@ def test_a_dynamo_wrapped_exception_is_read_as_the_root_cause(tmp_path):
              head + "RuntimeError: CUDA error: an illegal instruction was encountered"]
     log = tmp_path / "engine.log"
     log.write_text("\n".join(lines) + "\n")
-    fatal = el.scan_file(str(log), "vllm")["fatal"]
+    fatal = log_reading.scan_file(str(log), "vllm")["fatal"]
     assert fatal["kind"] == "cuda_error" and fatal["line"].endswith("an illegal instruction was encountered")
     # Lines after an ordinary exception line stay message text: the quoted CUDA error is not the cause.
     log.write_text("\n".join(lines[:4] + [head + "ValueError: bad config", head + "RuntimeError: CUDA error: quoted"])
                    + "\n")
-    fatal = el.scan_file(str(log), "vllm")["fatal"]
+    fatal = log_reading.scan_file(str(log), "vllm")["fatal"]
     assert fatal["kind"] == "config_error" and fatal["line"].endswith("ValueError: bad config")
 
 
-# --- the counted-only reading: ranges, workers, the last metrics line (mutation-tested) -----------------
-def _lines_file(tmp_path, lines):
-    path = tmp_path / "r.log"
-    path.write_bytes("".join(line + "\n" for line in lines).encode())
-    return str(path), path.stat().st_size
-
-
-@pytest.mark.parametrize("offset, expected", [(1, 6), (5, 6), (6, 6), (7, 12), (12, 12), (13, 19), (18, 19)])
-def test_line_start_after_is_the_first_line_start_at_or_after_the_offset(tmp_path, offset, expected):
-    path, size = _lines_file(tmp_path, ["aaaaa", "bbbbb", "cccccc"])
-    assert size == 19
-    assert el._line_start_after(path, offset) == expected
-
-
-def test_line_start_after_a_line_longer_than_its_read_block(tmp_path):
-    path, size = _lines_file(tmp_path, ["a", "x" * 200000, "b"])
-    assert el._line_start_after(path, 5) == 200003
-    path, size = _lines_file(tmp_path, ["a", "x" * 200000])
-    with open(path, "ab") as handle:
-        handle.write(b"no newline")
-    assert el._line_start_after(path, 200003) == 200003
-    assert el._line_start_after(path, 200005) == size + len("no newline")
-
-
-@pytest.mark.parametrize("workers", [2, 3, 5])
-@pytest.mark.parametrize("where", [None, 0.1, 0.5, 0.97])
-def test_count_parallel_counts_every_range_and_a_needle_in_any_of_them(tmp_path, workers, where):
-    lines = [REQUEST.strip()] * 3000
-    if where is not None:
-        lines[int(len(lines) * where)] = "(EngineCore pid=2) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):"
-    path, size = _lines_file(tmp_path, ["start"] + lines)
-    assert el.count_parallel(path, 6, size, workers) == (3000, where is not None)
-    assert el.count_range(path, 6, size) == (3000, where is not None)
-
-
-def test_count_parallel_searches_the_needles_it_is_given(tmp_path):
-    lines = [REQUEST.strip()] * 2000 + ["[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the "
-                                        "child failed."] + [REQUEST.strip()] * 10
-    path, size = _lines_file(tmp_path, lines)
-    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2011, True)
-    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
-    assert el.count_range(path, 0, size, needles=el.ENGINE_FATAL_NEEDLES["vllm"]) == (2011, False)
-
-
-def test_a_failed_worker_makes_the_scan_read_its_range_line_by_line(tmp_path, monkeypatch):
-    # a forked worker that dies (its count_range raises) answers nothing: the scan does not trust the
-    # count and reads the rest line by line, with the same result as a sequential scan
-    parent = os.getpid()
-    real = el.count_range
-
-    def failing_in_a_worker(*args, **kwargs):
-        if os.getpid() != parent:
-            raise OSError("worker failed")
-        return real(*args, **kwargs)
-
-    tail = ("(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] Traceback (most recent call last):\n"
-            "(EngineCore pid=211) ERROR 06-09 11:00:00 [core.py:870] torch.AcceleratorError: CUDA error: an illegal "
-            "memory access was encountered\n")
-    path, lines = _big_log(tmp_path, tail)
-    size = os.path.getsize(path)
-    monkeypatch.setattr(el, "count_range", failing_in_a_worker)
-    assert el.count_parallel(path, 0, size, 2) == (None, True)
-    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
-    result = el.scan_file(path, chunk_size=64 * 1024)
-    expected = el.scan_file(path, chunk_size=64 * 1024, parallel=False)
-    assert result == expected and result["log_lines_read"] == lines
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-
-
-def test_last_metrics_line_is_the_last_within_the_lookback(tmp_path, monkeypatch):
-    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
-              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
-              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
-    needle = el.METRICS_NEEDLES["vllm"]
-    lines = [REQUEST.strip()] * 100 + [metric % "1.50"] + [REQUEST.strip()] * 300 + [metric % "2.25"] + \
-        [REQUEST.strip()] * 50
-    path, size = _lines_file(tmp_path, lines)
-    # searched backwards block by block: the last one, whole, wherever a block boundary cuts the line
-    # or the needle itself
-    for block in list(range(40, 400, 7)) + [1000, 1 << 20]:
-        assert el._last_metrics_lines(path, 0, size, [needle], block=block) == [metric % "2.25"]
-    # only up to the stop, and only within METRICS_LOOKBACK of it
-    stop = size - len(metric % "2.25") - 51 * len(REQUEST)
-    assert el._last_metrics_lines(path, 0, stop, [needle], block=128) == [metric % "1.50"]
-    monkeypatch.setattr(el, "METRICS_LOOKBACK", 50 * len(REQUEST))
-    assert el._last_metrics_lines(path, 0, size, [needle]) == []
-    assert el._last_metrics_lines(path, size - 10, size, [needle]) == []
-
-
-@pytest.mark.parametrize("chunk_size", [1024, 64 * 1024, 1 << 20])
-def test_a_long_line_is_cut_at_the_cap_whatever_the_buffer(tmp_path, chunk_size):
-    # the 50 MB test with lines a mutation run can afford: 200 KiB, read through buffers that grow
-    line = ERR + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered " + "x" * (200 << 10)
-    path = tmp_path / "long.log"
-    path.write_text("first\n" + line + "\n" + line + "\nlast\n", encoding="utf-8")
-    result = el.scan_file(str(path), chunk_size=chunk_size)
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access" and result["fatal"]["line_number"] == 2
-    assert result["fatal"]["line"] == el.show(line[:el.LINE_CAP])
-    assert result["long_lines"] == 2 and result["log_lines_read"] == 4
-    assert [w for w in result["observed"]["warnings"] if "longer than" in w] == [
-        "log line 2 is longer than 65536 characters: such lines are cut to that length before they are read"]
-
-
-@pytest.mark.parametrize("chunk_size", [1000, 1 << 20])
-@pytest.mark.parametrize("extra, cut", [(0, False), (1, True)])
-def test_a_line_of_exactly_the_cap_is_not_cut(tmp_path, chunk_size, extra, cut):
-    line = "y" * (el.LINE_CAP + extra)
-    path = tmp_path / "cap.log"
-    path.write_text("a\n" + line + "\nb\n", encoding="utf-8")
-    result = el.scan_file(str(path), chunk_size=chunk_size)
-    assert result["long_lines"] == (1 if cut else 0) and result["log_lines_read"] == 3
-    assert el.scan_lines(["a", line, "b"])["long_lines"] == (1 if cut else 0)
-
-
-def test_a_long_last_line_without_newline_is_read_as_its_first_cap(tmp_path):
-    line = ERR + "torch.OutOfMemoryError: CUDA out of memory. " + "z" * (100 << 10)
-    path = tmp_path / "end.log"
-    path.write_text("a\n" + line, encoding="utf-8")
-    result = el.scan_file(str(path), chunk_size=4096)
-    assert result["log_lines_read"] == 2 and result["long_lines"] == 1
-    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line_number"] == 2
-
-
-def test_a_metrics_line_with_invalid_utf8_is_read_with_replacement_characters(tmp_path):
-    metric = (b"(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
-              b"2.25, Accepted throughput: 12.10 tokens/s \xff\xfe, Drafted throughput: 23.40 tokens/s, Accepted: 5 "
-              b"tokens, Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
-    path = tmp_path / "u.log"
-    path.write_bytes(REQUEST.encode() * 20 + metric + b"\n" + REQUEST.encode() * 5)
-    lines = el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]])
-    assert lines == [metric.decode("utf-8", "replace")] and "\ufffd\ufffd" in lines[0]
-
-
-@pytest.mark.parametrize("start, pos, end, line", [
-    (0, 6, 16, b"metrics x"),
-    (2, 6, 16, b"metrics x"),
-    (4, 6, 16, b"trics x"),  # a range starting inside a line: from the range start
-    (2, 6, 8, b"metric"),  # a range ending inside a line: to the range end
-    (12, 14, 16, b"tail"),  # the last line, without its newline
-])
-def test_line_bounds_are_the_line_within_the_range(start, pos, end, line):
-    assert el._line_bounds(b"a\nmetrics x\ntail", pos, start, end) == line
-
-
-def test_a_metrics_line_at_the_very_end_without_newline_is_read(tmp_path):
-    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
-              "2.25, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
-              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%")
-    path = tmp_path / "e.log"
-    path.write_bytes(REQUEST.encode() * 20 + metric.encode())
-    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [el.METRICS_NEEDLES["vllm"]]) == [metric]
-
-
 def test_warnings_are_kept_once_each_and_at_most_max_warnings():
-    scanner = el.LogScanner()
+    scanner = log_scanner.LogScanner()
     scanner.warn("w")
     scanner.warn("w")
     assert scanner.warnings == ["w"]
-    for i in range(el.MAX_WARNINGS + 10):
+    for i in range(log_scanner.MAX_WARNINGS + 10):
         scanner.warn("w%d" % i)
-    assert len(scanner.warnings) == el.MAX_WARNINGS and scanner.warnings[-1] == "w%d" % (el.MAX_WARNINGS - 2)
+    assert len(scanner.warnings) == log_scanner.MAX_WARNINGS and scanner.warnings[-1] == "w%d" % (log_scanner.MAX_WARNINGS - 2)
 
 
 @pytest.mark.parametrize("expected, observed, same", [
@@ -1109,14 +717,14 @@ def test_warnings_are_kept_once_each_and_at_most_max_warnings():
     (["a", "b"], ["ba"], True),
 ])
 def test_values_match_other_types(expected, observed, same):
-    assert el.values_match(expected, observed) is same
+    assert log_verdict.values_match(expected, observed) is same
 
 
 @pytest.mark.parametrize("chunk, on", [("8192", True), ("1", True), ("0", False), ("-1", False)])
 def test_sglang_scheduler_line_says_whether_prefill_is_chunked(chunk, on):
     line = (SGL + "max_total_num_tokens=4200000, chunked_prefill_size=%s, max_prefill_tokens=16384, "
             "max_running_requests=64, context_len=262144, available_gpu_mem=5.10 GB" % chunk)
-    result = el.scan_lines([line])
+    result = log_reading.scan_lines([line])
     assert result["observed"]["chunked_prefill"] is on and result["evidence"]["chunked_prefill"] == line
     assert result["observed"]["max_num_seqs"] == 64
 
@@ -1126,7 +734,7 @@ def test_sglang_draft_keys_need_a_speculative_algorithm_in_the_dump():
     # draft backends it names are not evidence
     line = ("[2026-03-14 09:00:01] server_args=ServerArgs(model_path='m', speculative_moe_runner_backend='triton', "
             "speculative_draft_attention_backend='triton', moe_runner_backend='flashinfer_cutlass')")
-    observed = el.scan_lines([line])["observed"]
+    observed = log_reading.scan_lines([line])["observed"]
     assert observed["moe_backend"] == "FLASHINFER_CUTLASS"
     assert "draft_moe_backend" not in observed and "draft_attention_backend" not in observed
     assert "speculative_method" not in observed
@@ -1134,7 +742,7 @@ def test_sglang_draft_keys_need_a_speculative_algorithm_in_the_dump():
 
 def test_a_fatal_with_one_line_of_context_before_it_shows_it():
     fatal = {"kind": "assertion", "line": "AssertionError", "line_number": 2, "context": ["a", "AssertionError"]}
-    assert el.describe_fatal(fatal) == "fatal assertion in the engine log at line 2: AssertionError -- context: a | " \
+    assert log_verdict.describe_fatal(fatal) == "fatal assertion in the engine log at line 2: AssertionError -- context: a | " \
         "AssertionError"
 
 
@@ -1148,26 +756,26 @@ def _result(observed, evidence, conflicts=None):
 
 def test_compare_expect_rules_on_handmade_results():
     # a value without a proving line is a mismatch (named with the value), unless optional
-    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {})) == [
+    assert log_verdict.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {})) == [
         {"key": "moe_backend", "expected": "MARLIN", "observed": "MARLIN", "evidence": None}]
     # ready and warnings need no proving line: "not ready" and "no warnings" are the absence of one
-    assert el.compare_expect({"ready": False, "warnings": []}, _result({"ready": False, "warnings": []}, {})) == []
+    assert log_verdict.compare_expect({"ready": False, "warnings": []}, _result({"ready": False, "warnings": []}, {})) == []
     # an optional key without evidence is skipped, and the keys after it are still compared
-    assert [m["key"] for m in el.compare_expect(
+    assert [m["key"] for m in log_verdict.compare_expect(
         {"allreduce_backend": "NCCL", "attention_backend": "TRITON_ATTN", "moe_backend": "MARLIN"},
         _result({"attention_backend": "FLASHINFER", "moe_backend": "CUTLASS"},
                 {"attention_backend": "a", "moe_backend": "m"}), optional=["allreduce_backend"])] == [
         "attention_backend", "moe_backend"]
     # only engine_version matches by prefix; a model or a bool is compared as a value
-    assert el.compare_expect({"model": "org/m"}, _result({"model": "org/m-FP8"}, {"model": "l"})) == [
+    assert log_verdict.compare_expect({"model": "org/m"}, _result({"model": "org/m-FP8"}, {"model": "l"})) == [
         {"key": "model", "expected": "org/m", "observed": "org/m-FP8", "evidence": "l"}]
-    assert el.compare_expect({"prefix_caching": "yes", "engine_version": "0.19"},
-                             _result({"prefix_caching": True, "engine_version": "0.19.1"},
-                                     {"prefix_caching": "p", "engine_version": "v"})) == []
+    assert log_verdict.compare_expect({"prefix_caching": "yes", "engine_version": "0.19"},
+                                      _result({"prefix_caching": True, "engine_version": "0.19.1"},
+                                              {"prefix_caching": "p", "engine_version": "v"})) == []
     # a later conflicting line of the same weight is a mismatch, the first that disagrees
     conflicts = {"moe_backend": [{"value": "MARLIN", "line": "l1"}, {"value": "CUTLASS", "line": "l2"}]}
-    assert el.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
-                                                                conflicts)) == [
+    assert log_verdict.compare_expect({"moe_backend": "MARLIN"}, _result({"moe_backend": "MARLIN"}, {"moe_backend": "l0"},
+                                                                         conflicts)) == [
         {"key": "moe_backend", "expected": "MARLIN", "observed": "CUTLASS", "evidence": "l2", "conflict": True}]
 
 
@@ -1175,47 +783,8 @@ def test_a_quantized_moe_line_after_the_drafter_is_the_drafts():
     lines = [VLLM + "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: ['FLASHINFER_CUTLASS']",
              VLLM + "Loading drafter model...",
              VLLM + "Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['MARLIN']"]
-    observed = el.scan_lines(lines)["observed"]
+    observed = log_reading.scan_lines(lines)["observed"]
     assert observed["moe_backend"] == "FLASHINFER_CUTLASS" and observed["draft_moe_backend"] == "MARLIN"
-
-
-def test_count_range_edges(tmp_path):
-    path, size = _lines_file(tmp_path, ["a"] * 10 + ["Traceback (most recent call last):"] + ["b"] * 10)
-    assert el.count_range(path, 4, 4) == (0, False)  # an empty range
-    assert el.count_range(path, 0, size + 100) == (21, True)  # a file shorter than the range (truncated)
-    # a needle cut by every chunk boundary, with chunks longer and shorter than the needle
-    for chunk in range(3, 80):
-        assert el.count_range(path, 0, size, chunk) == (21, True), chunk
-
-
-def test_count_parallel_counts_only_its_range(tmp_path):
-    lines = ["line %04d" % i for i in range(3000)]
-    path, size = _lines_file(tmp_path, lines)
-    start, stop = 10 * 100, 10 * 2000  # "line NNNN\n" is 10 bytes: lines 100 to 1999
-    for workers in (2, 3, 4):
-        assert el.count_parallel(path, start, stop, workers) == (1900, False)
-        assert el.count_parallel(path, 10 * 1000, 10 * 1200, workers) == (200, False)
-
-
-def test_count_parallel_uses_the_given_needles_in_every_range(tmp_path):
-    sigquit = "[2026-09-07 06:10:23] Received sigquit from a child process. It usually means the child failed."
-    path, size = _lines_file(tmp_path, [sigquit] + [REQUEST.strip()] * 2000 + [sigquit])
-    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["vllm"]) == (2002, False)
-    assert el.count_parallel(path, 0, size, 2, el.ENGINE_FATAL_NEEDLES["sglang"]) == (2002, True)
-
-
-def test_one_failed_worker_among_good_ones_fails_the_count(tmp_path, monkeypatch):
-    parent = os.getpid()
-    real = el.count_range
-    path, size = _lines_file(tmp_path, [REQUEST.strip()] * 3000)
-
-    def first_worker_fails(file, lo, hi, *args, **kwargs):
-        if os.getpid() != parent and lo < size // 2:
-            raise OSError("worker failed")
-        return real(file, lo, hi, *args, **kwargs)
-
-    monkeypatch.setattr(el, "count_range", first_worker_fails)
-    assert el.count_parallel(path, 0, size, 3) == (None, True)
 
 
 def test_engine_config_evidence_is_the_excerpt_of_each_field():
@@ -1225,7 +794,7 @@ def test_engine_config_evidence_is_the_excerpt_of_each_field():
             "max_seq_len=262144, download_dir=None, load_format=auto, tensor_parallel_size=2, pipeline_parallel_size=1, "
             "kv_cache_dtype=fp8, device_config=cuda, enable_prefix_caching=True, enable_chunked_prefill=False, "
             "use_async_output_proc=True")
-    result = el.scan_lines([line])
+    result = log_reading.scan_lines([line])
     head = line[:60]
     assert result["observed"]["chunked_prefill"] is False
     assert result["evidence"] == dict(result["evidence"], **{
@@ -1242,17 +811,17 @@ def test_only_the_drafters_process_or_untagged_lines_after_it_are_the_drafts():
     lines = [VLLM + "Loading drafter model...",
              target + "Using AttentionBackendEnum.FLASHINFER backend.",
              VLLM + "Using AttentionBackendEnum.TRITON_ATTN backend."]
-    observed = el.scan_lines(lines)["observed"]
+    observed = log_reading.scan_lines(lines)["observed"]
     assert observed["attention_backend"] == "FLASHINFER" and observed["draft_attention_backend"] == "TRITON_ATTN"
     # an untagged line is the draft's only once a drafter was loaded
     untagged = "INFO 05-01 17:58:16 [x.py:1] Using AttentionBackendEnum.TRITON_ATTN backend."
-    assert el.scan_lines([untagged])["observed"]["attention_backend"] == "TRITON_ATTN"
-    assert el.scan_lines([VLLM + "Loading drafter model...", untagged])["observed"]["draft_attention_backend"] == \
+    assert log_reading.scan_lines([untagged])["observed"]["attention_backend"] == "TRITON_ATTN"
+    assert log_reading.scan_lines([VLLM + "Loading drafter model...", untagged])["observed"]["draft_attention_backend"] == \
         "TRITON_ATTN"
 
 
 def test_backend_name_strips_quotes_only():
-    assert el.backend_name("'XFORMERS'") == "XFORMERS"
+    assert log_patterns.backend_name("'XFORMERS'") == "XFORMERS"
 
 
 @pytest.mark.parametrize("text, value", [
@@ -1260,78 +829,11 @@ def test_backend_name_strips_quotes_only():
     ("'x'", "x"), ('"x"', "x"), ("auto", "auto"), ("'XFORMERS", "XFORMERS"),  # an unterminated quote: cut
 ])
 def test_literal_reads_a_dump_value(text, value):
-    assert el._literal(text) == value and type(el._literal(text)) is type(value)
+    assert log_patterns._literal(text) == value and type(log_patterns._literal(text)) is type(value)
 
 
 def test_backend_name_takes_the_last_dotted_part():
-    assert el.backend_name("vllm.v1.attention.backends.registry.AttentionBackendEnum.TRITON_ATTN") == "TRITON_ATTN"
-
-
-def test_last_metrics_line_only_before_the_stop_in_a_large_file(tmp_path):
-    metric = ("(APIServer pid=1) INFO 06-09 10:09:02 [metrics.py:100] SpecDecoding metrics: Mean acceptance length: "
-              "%s, Accepted throughput: 12.10 tokens/s, Drafted throughput: 23.40 tokens/s, Accepted: 5 tokens, "
-              "Drafted: 10 tokens, Per-position acceptance rate: 0.670, 0.360, Avg Draft acceptance rate: 51.5%%")
-    needle = el.METRICS_NEEDLES["vllm"]
-    head = REQUEST * 2000 + metric % "1.50" + "\n" + REQUEST * 10
-    path = tmp_path / "big.log"
-    path.write_bytes((head + metric % "2.25" + "\n" + REQUEST * 10).encode())
-    assert el._last_metrics_lines(str(path), 0, len(head), [needle], block=4096) == [metric % "1.50"]
-    # a metrics line that is the file's first line
-    path.write_bytes((metric % "3.00" + "\n" + REQUEST * 10).encode())
-    assert el._last_metrics_lines(str(path), 0, path.stat().st_size, [needle]) == [metric % "3.00"]
-
-
-# --- a container's stream: whole-line chunks fed as they come (backend_assert's follow) -------------
-def _cuts_at_lines(data, sizes):
-    """Where ``data`` (whole lines) is cut into chunks of about each size of ``sizes`` in turn, each
-    ending with its newline, as _docker_api.follow_container hands them to feed_bytes."""
-    cuts, pos, index = [], 0, 0
-    while pos < len(data):
-        nl = data.find(b"\n", min(len(data) - 1, pos + sizes[index % len(sizes)] - 1))
-        cut = len(data) if nl < 0 else nl + 1
-        cuts.append((pos, cut))
-        pos, index = cut, index + 1
-    return cuts
-
-
-# A healthy start, 300 KB of access lines after readiness (counted, not read: more than TAIL_BYTES in
-# one chunk), then a real crash whose root cause and context come from lines before its needle.
-STREAM_LOGS = [(None, "vllm-0.19-mtp-illegal-memory-access.log"), (None, "sglang-0.5.9-eagle-oom.log"),
-               (REAL, "sglang-0.5-oom-traceback-sigquit.log"), (REAL, "vllm-0.2x-engine-dead-headerless-traceback.log")]
-
-
-def _stream_lines(where, name):
-    head, tail = _ready_head_and_crash(where, name)
-    return head + [REQUEST.strip()] * (300 * 1024 // len(REQUEST)) + tail
-
-
-@pytest.mark.parametrize("where, name", STREAM_LOGS, ids=lambda x: x and os.path.basename(x))
-def test_a_stream_of_whole_line_chunks_reads_as_line_by_line(where, name):
-    lines = _stream_lines(where, name)
-    expected = el.scan_lines(lines)
-    assert expected["ready"] and expected["fatal"]
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    for sizes in ((1,), (4096, 100, 70000), (200 * 1024,), (len(data),)):
-        scanner = el.LogScanner()
-        for begin, end in _cuts_at_lines(data, sizes):
-            el.feed_bytes(scanner, data[begin:end])
-        assert scanner.result() == expected, sizes
-
-
-@pytest.mark.parametrize("where, name", STREAM_LOGS[:2], ids=lambda x: x and os.path.basename(x))
-def test_feed_bytes_reads_only_its_range_of_a_larger_buffer(where, name):
-    # scan_file reuses one buffer: bytes before ``start`` and from ``end`` on are another chunk's. Here
-    # they are lines of a real crash and a partial line, which must count for nothing.
-    lines = _stream_lines(where, name)
-    expected = el.scan_lines(lines)
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    noise = ("\n".join(corpus_text("sglang-0.5-oom-traceback-sigquit.log")[1]) + "\nINFO 12-01 partial").encode()
-    buf = bytearray(noise + data + noise)
-    for sizes in ((4096, 100, 70000), (200 * 1024,), (len(data),)):
-        scanner = el.LogScanner()
-        for begin, end in _cuts_at_lines(data, sizes):
-            el.feed_bytes(scanner, buf, len(noise) + end, len(noise) + begin)
-        assert scanner.result() == expected, sizes
+    assert log_patterns.backend_name("vllm.v1.attention.backends.registry.AttentionBackendEnum.TRITON_ATTN") == "TRITON_ATTN"
 
 
 def test_conflicting_config_dump_lines_are_kept_up_to_five_distinct_values():
@@ -1341,7 +843,7 @@ def test_conflicting_config_dump_lines_are_kept_up_to_five_distinct_values():
                "FlashInferCuteDslNvFp4LinearKernel", "FlashInferB12xNvFp4LinearKernel", "CutlassNvFp4LinearKernel",
                "EmulationNvFp4LinearKernel"]
     lines = [VLLM + "Selected %s for Fp8LinearMethod" % kernel for kernel in kernels]
-    result = el.scan_lines(lines[:2] + [lines[1]] + lines[2:])
+    result = log_reading.scan_lines(lines[:2] + [lines[1]] + lines[2:])
     assert result["observed"]["linear_backend"] == "MARLIN"
     assert result["conflicts"] == {"linear_backend": [
         {"value": "FLASHINFER_CUTLASS", "line": lines[1]}, {"value": "FLASHINFER_TRTLLM", "line": lines[2]},
@@ -1364,218 +866,14 @@ def test_a_second_consequence_does_not_replace_the_first_and_a_root_cause_is_loo
     dead = ERR + "EngineCore failed to start."
     died = ERR + "Engine core proc EngineCore_DP0 died unexpectedly, shutting down client."
     filler = [REQUEST.strip()] * 50
-    result = el.scan_lines([dead] + filler[:3] + [died] + filler)
+    result = log_reading.scan_lines([dead] + filler[:3] + [died] + filler)
     assert result["fatal"]["line"] == dead and result["fatal"]["kind"] == "engine_dead"
     # The root cause 50 lines after the consequence (past its context) still becomes the headline ...
-    result = el.scan_lines([dead] + filler + [ERR + "ValueError: bad"])
+    result = log_reading.scan_lines([dead] + filler + [ERR + "ValueError: bad"])
     assert result["fatal"]["line"] == ERR + "ValueError: bad" and result["fatal"]["kind"] == "config_error"
     # ... but not 300 lines after.
-    result = el.scan_lines([dead] + [REQUEST.strip()] * 300 + [ERR + "ValueError: bad"])
+    result = log_reading.scan_lines([dead] + [REQUEST.strip()] * 300 + [ERR + "ValueError: bad"])
     assert result["fatal"]["line"] == dead
-
-
-def test_a_skipped_chunk_in_another_encoding_is_read_again_without_an_error():
-    # journald export of a host with a Russian locale, as CP1251 rather than UTF-8: the bytes are not UTF-8.
-    journald = corpus_text("vllm-fork-journald-localised-month.log")[1]
-    head = corpus_text("vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    with open(fixture("vllm-0.19-mtp-illegal-memory-access.log"), encoding="utf-8") as handle:
-        crash = handle.read().splitlines()
-    scanner = el.LogScanner()
-    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
-    assert scanner.ready
-    el.feed_bytes(scanner, ("\n".join(journald[3:6]) + "\n").encode("cp1251"))  # counted, its tail kept
-    el.feed_bytes(scanner, ("\n".join(crash) + "\n").encode("utf-8"))
-    result, expected = scanner.result(), el.scan_lines(crash)["fatal"]
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    assert result["fatal"]["line"] == expected["line"]
-    assert result["fatal"]["line_number"] == len(head) + 3 + expected["line_number"]
-    assert result["log_lines_read"] == len(head) + 3 + len(crash)
-
-
-def test_the_last_metrics_line_of_a_skipped_chunk_is_read_wherever_it_is():
-    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
-            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
-        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1][0]
-    second = metrics.replace("Mean acceptance length: 3.00", "Mean acceptance length: 2.41")
-    scanner = el.LogScanner()
-    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
-    # A chunk that is one metrics line (at its first byte), then one with two: the last one counts.
-    el.feed_bytes(scanner, (metrics + "\n").encode("utf-8"))
-    assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
-    el.feed_bytes(scanner, ("\n".join([REQUEST.strip(), second, REQUEST.strip(), metrics, REQUEST.strip()]) + "\n"
-                            ).encode("utf-8"))
-    assert scanner.result()["observed"]["mean_acceptance_length"] == 3.0
-    el.feed_bytes(scanner, ("\n".join([metrics, second]) + "\n").encode("utf-8"))
-    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
-    # In a range of a larger buffer, a metrics line outside the range is not this chunk's.
-    chunk = (REQUEST.strip() + "\n").encode("utf-8")
-    buf = bytearray((metrics + "\n").encode("utf-8") + chunk + (metrics + "\n").encode("utf-8"))
-    el.feed_bytes(scanner, buf, len(buf) - len(metrics) - 1, len(metrics) + 1)
-    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
-
-
-# --- what is decoded, what is only counted -------------------------------------------------------
-# The scan keeps grep speed because, once the start-up is over and nothing is pending, lines are only
-# counted and searched for the fatal needles: these tests count the lines decoded and read one by one
-# (LogScanner.feed), which an always-line-by-line scan would give the same results with, far slower.
-@pytest.fixture
-def fed(monkeypatch):
-    """The lines LogScanner.feed was given, in order."""
-    lines = []
-    real = el.LogScanner.feed
-
-    def counting(self, raw):
-        lines.append(raw)
-        return real(self, raw)
-
-    monkeypatch.setattr(el.LogScanner, "feed", counting)
-    return lines
-
-
-def _ok_head():
-    with open(fixture("vllm-0.19-gb10-nvfp4-mtp-ok.log"), encoding="utf-8") as handle:
-        return handle.read().splitlines()
-
-
-@pytest.mark.parametrize("parallel", [False, True])
-def test_after_readiness_healthy_lines_are_counted_not_read(tmp_path, monkeypatch, fed, parallel):
-    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
-    head = _ok_head()
-    path = tmp_path / "ok.log"
-    path.write_text("\n".join(head + [STATS.strip(), REQUEST.strip()] * 2000) + "\n", encoding="utf-8")
-    result = el.scan_file(str(path), chunk_size=64 * 1024, parallel=parallel)
-    assert result["ready"] and result["fatal"] is None and result["log_lines_read"] == len(head) + 4000
-    assert len(fed) <= len(head), len(fed)  # not one of the 4000 lines after readiness
-
-
-def test_after_a_root_cause_and_its_context_the_rest_is_counted_not_read(tmp_path, fed):
-    # seed 000's bad nightly: ready, then a CUDA illegal memory access; the API server logs on after it
-    with open(fixture("vllm-0.19-mtp-illegal-memory-access.log"), encoding="utf-8") as handle:
-        crash = handle.read().splitlines()
-    path = tmp_path / "crash.log"
-    path.write_text("\n".join(crash + [REQUEST.strip()] * 1000) + "\n", encoding="utf-8")
-    result = el.scan_file(str(path), chunk_size=4096, parallel=False)
-    read = len(fed)
-    after = [REQUEST.strip()] * 1000
-    assert result["fatal"] == el.scan_lines(crash + after)["fatal"] and result["log_lines_read"] == len(crash) + 1000
-    assert result["fatal"]["kind"] == "cuda_illegal_memory_access"
-    # read up to the fatal and its context after it; the 300-line look-ahead is for consequences only
-    assert read <= result["fatal"]["line_number"] + el.CONTEXT_AFTER + 1, read
-
-
-def test_a_large_remainder_goes_to_forked_workers_only_when_asked_and_possible(tmp_path, monkeypatch):
-    monkeypatch.setattr(el, "PARALLEL_MIN_BYTES", 1)
-    calls = []
-    real = el.count_parallel
-
-    def recording(path, start, stop, workers, needles=el.FATAL_NEEDLES):
-        calls.append(workers)
-        return real(path, start, stop, workers, needles)
-
-    monkeypatch.setattr(el, "count_parallel", recording)
-    path = tmp_path / "ok.log"
-    path.write_text("\n".join(_ok_head() + [REQUEST.strip()] * 500) + "\n", encoding="utf-8")
-    expected = el.scan_file(str(path), chunk_size=4096, parallel=False)
-    assert calls == []  # parallel=False: one process
-    monkeypatch.setattr(el.os, "cpu_count", lambda: 2)
-    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
-    monkeypatch.setattr(el.os, "cpu_count", lambda: None)  # unknown: one process
-    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
-    # a client's prompt with a fatal needle in the remainder: the workers count once, then the scan
-    # reads on line by line (counting the rest again at every chunk would be quadratic)
-    monkeypatch.setattr(el.os, "cpu_count", lambda: 2)
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(VLLM + "Received request chatcmpl-1: prompt: 'what does Traceback (most recent call last) mean?'\n")
-        handle.write("\n".join([REQUEST.strip()] * 500) + "\n")
-    expected = el.scan_file(str(path), chunk_size=4096, parallel=False)
-    del calls[:]
-    assert el.scan_file(str(path), chunk_size=4096) == expected and calls == [2]
-    assert expected["fatal"] is None and expected["log_lines_read"] == len(_ok_head()) + 1001
-
-
-# --- bytes that are not UTF-8, wherever they are read ----------------------------------------------
-def test_invalid_utf8_is_read_with_replacement_characters_wherever_it_is(tmp_path):
-    head = [line.encode("utf-8") for line in _ok_head()[:5]]  # a start, before readiness: read line by line
-    bad = b"\xff\xfe"
-    oom = (ERR + "torch.OutOfMemoryError: CUDA out of memory ").encode("utf-8") + bad
-    # longer than the buffer grows to (it doubles while not over LINE_CAP): read as its first LINE_CAP bytes
-    long_line = (VLLM + "prompt: ").encode("utf-8") + bad + b"z" * (3 * el.LINE_CAP)
-    path = tmp_path / "bytes.log"
-    # a short line, a line longer than the buffer, and the last line, without its newline
-    path.write_bytes(b"\n".join(head + [b"INFO " + bad, long_line, oom]))
-    result = el.scan_file(str(path), chunk_size=4096)
-    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line"].endswith("\ufffd\ufffd")
-    assert result["fatal"]["context"][-3] == "INFO \ufffd\ufffd"
-    assert result["fatal"]["context"][-2].startswith(VLLM + "prompt: \ufffd\ufffdzzz")
-    assert result["log_lines_read"] == len(head) + 3 and result["long_lines"] == 1
-    path.write_bytes(b"\n".join(head + [long_line]))  # the long line is the last one
-    result = el.scan_file(str(path), chunk_size=4096)
-    assert result["log_lines_read"] == len(head) + 1 and result["long_lines"] == 1
-    # a start-up phase read from bytes
-    tracker = el.StartupPhases("vllm")
-    tracker.feed_bytes(b"\n".join(head + [b"\xff" + head[0]]) + b"\n")
-    assert tracker.lines == len(head) + 1
-
-
-def test_a_skipped_metrics_line_with_invalid_utf8_is_still_read():
-    head = [VLLM + "Initializing a V1 LLM engine (v0.23.0) with config: model='m', speculative_config="
-            "SpeculativeConfig(method='mtp', model='m', num_spec_tokens=2)"] + corpus_text(
-        "vllm-0.2x-routes-ready-no-uvicorn.log")[1]
-    metrics = corpus_text("vllm-gb10-mtp2-spec-decoding-metrics.log")[1][0].encode("utf-8")
-    metrics = metrics.replace(b"Mean acceptance length: 3.00", b"Mean acceptance length: 2.41") + b" \xff"
-    scanner = el.LogScanner()
-    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
-    el.feed_bytes(scanner, REQUEST.encode() + metrics + b"\n" + REQUEST.encode())
-    assert scanner.result()["observed"]["mean_acceptance_length"] == 2.41
-
-
-@pytest.mark.parametrize("length", [3 * el.LINE_CAP, 10 * el.LINE_CAP, 10 * el.LINE_CAP - 1])
-def test_lines_after_a_line_longer_than_the_buffer_are_read_whole(tmp_path, length):
-    # the buffer grows to 128 KiB; the rest of a longer line is skipped over as many reads as it takes,
-    # and the next line, from its first byte, is read as usual (here a start-up failure)
-    head = [line.encode("utf-8") for line in _ok_head()[:5]]
-    long_line = (VLLM + "prompt: ").encode("utf-8") + b"z" * (length - len(VLLM) - 8)
-    oom = (ERR + "torch.OutOfMemoryError: CUDA out of memory.").encode("utf-8")
-    path = tmp_path / "long.log"
-    path.write_bytes(b"\n".join(head + [long_line, oom]) + b"\n")
-    result = el.scan_file(str(path), chunk_size=4096)
-    assert result["fatal"]["kind"] == "out_of_memory" and result["fatal"]["line"] == oom.decode()
-    assert result["fatal"]["line_number"] == len(head) + 2 and result["log_lines_read"] == len(head) + 2
-    assert result["fatal"]["context"][-2] == el.show((VLLM + "prompt: ") + "z" * (el.LINE_CAP - len(VLLM) - 8))
-
-
-# --- a stream's skipped tails: whole lines, at most TAIL_BYTES, forgotten after an untold range ----------
-def test_long_lines_before_a_fatal_in_a_stream_are_its_context_whole():
-    # Logged requests of ~6 KB each (SGLang --log-requests): the last ten lines before the fatal fill most
-    # of TAIL_BYTES, so the tail of the skipped chunks is the fatal's whole context, and a tail cut
-    # inside a line would show in it.
-    with open(fixture("sglang-0.5.9-g7e-fp8-ok.log"), encoding="utf-8") as handle:
-        head = handle.read().splitlines()
-    requests = [SGL + "Receive: obj=GenerateReqInput(rid='%04d', text='%s')" % (i, ("%04d " % i) * 1200)
-                for i in range(40)]
-    fatal = "[2026-03-14 12:00:40] Received sigquit from a child process. It usually means the child failed."
-    lines = head + requests + [fatal]
-    expected = el.scan_lines(lines)
-    assert expected["fatal"]["line"] == fatal and expected["fatal"]["context"][0] == el.show(requests[-10])
-    data = ("\n".join(lines) + "\n").encode("utf-8")
-    for sizes in ((len(data) - len(fatal) - 1,), (30 * 1024,), (100 * 1024,), (7000,)):
-        scanner = el.LogScanner()
-        for begin, end in _cuts_at_lines(data, sizes):
-            el.feed_bytes(scanner, data[begin:end])
-        assert scanner.result() == expected, sizes
-
-
-def test_a_range_counted_elsewhere_forgets_the_tail_before_it():
-    head = _ok_head()
-    scanner = el.LogScanner()
-    el.feed_bytes(scanner, ("\n".join(head) + "\n").encode("utf-8"))
-    el.feed_bytes(scanner, (REQUEST * 3).encode())
-    scanner.skip(1000)  # counted by workers: the lines just before the fatal are unknown
-    scanner.feed(ERR + "torch.OutOfMemoryError: CUDA out of memory.")
-    result = scanner.result()
-    assert result["fatal"]["line_number"] == len(head) + 3 + 1000 + 1
-    assert result["fatal"]["context"] == [ERR + "torch.OutOfMemoryError: CUDA out of memory."]
 
 
 # --- small pure helpers at their boundaries ----------------------------------------------------------------
@@ -1584,29 +882,29 @@ def test_excerpt_keeps_a_line_up_to_twice_the_width_plus_the_value():
     for extra, whole in ((0, True), (1, False)):
         line = "a" * 60 + "key=VALUE" + "b" * (60 + extra)
         m = re.search(r"key=[A-Z]+", line)
-        got = el._excerpt(line, m, m.start(), m.end())
+        got = log_patterns._excerpt(line, m, m.start(), m.end())
         assert (got == line) is whole, (extra, got)
         if not whole:
             assert got == "a" * 60 + " ... key=VALUE ..."
     line = "a" * 10 + "key=VALUE" + "b" * 200  # shorter than the width after the value: still cut
     m = re.search(r"key=[A-Z]+", line)
-    assert el._excerpt(line, m, m.start(), m.end(), width=100) == "a" * 10 + "key=VALUE" + "b" * 81 + " ... key=VALUE ..."
+    assert log_patterns._excerpt(line, m, m.start(), m.end(), width=100) == "a" * 10 + "key=VALUE" + "b" * 81 + " ... key=VALUE ..."
 
 
 def test_startup_phase_refuses_a_state_it_did_not_return_naming_it():
     with pytest.raises(ValueError, match=r"^not a start-up phase state: \{'phase': 'warming'\}$"):
-        el.startup_phase({"phase": "warming"})
+        startup_phases.startup_phase({"phase": "warming"})
 
 
 # --- which records can hold an exception -----------------------------------------------------------
 def test_an_exception_line_logged_at_info_or_debug_by_vllm_is_not_a_fatal():
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
-    assert el.scan_lines([ERR + oom])["fatal"]["kind"] == "out_of_memory"
+    assert log_reading.scan_lines([ERR + oom])["fatal"]["kind"] == "out_of_memory"
     for level in ("INFO", "DEBUG"):
         line = ERR.replace("ERROR", level) + oom
-        assert el.scan_lines([line])["fatal"] is None, level
+        assert log_reading.scan_lines([line])["fatal"] is None, level
     # SGLang's records carry no level: an exception line in one is the engine's own
-    assert el.scan_lines([SGL + oom])["fatal"]["kind"] == "out_of_memory"
+    assert log_reading.scan_lines([SGL + oom])["fatal"]["kind"] == "out_of_memory"
 
 
 def test_a_vllm_traceback_cut_by_another_loggers_record_ends_there():
@@ -1615,5 +913,5 @@ def test_a_vllm_traceback_cut_by_another_loggers_record_ends_there():
     frames = [ERR + "Traceback (most recent call last):", ERR + '  File "/usr/lib/x.py", line 3, in run',
               ERR + "    run()"]
     other = VLLM + "Shutting down: the engine core is idle"
-    result = el.scan_lines(frames + [other, ERR + "ValueError: max_num_seqs must be at least 1"])
+    result = log_reading.scan_lines(frames + [other, ERR + "ValueError: max_num_seqs must be at least 1"])
     assert result["fatal"]["kind"] == "config_error" and result["fatal"]["line"].endswith("at least 1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.inferops.serving.plugins.module_utils import _readiness as r
-from ansible_collections.inferops.serving.plugins.module_utils._engine_logs import STARTUP_PHASE_NAMES
+from ansible_collections.inferops.serving.plugins.module_utils._startup_phases import STARTUP_PHASE_NAMES
 
 
 def test_every_phase_but_ready_has_a_budget():

@@ -6,7 +6,9 @@ import os
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.module_utils import _engine_logs as el
+from ansible_collections.inferops.serving.plugins.module_utils import _log_records as log_records
+from ansible_collections.inferops.serving.plugins.module_utils import _log_patterns as log_patterns
+from ansible_collections.inferops.serving.plugins.module_utils import _startup_phases as startup_phases
 
 REAL = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "real_logs")
 COMPOSED = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "logs")
@@ -99,66 +101,66 @@ REAL_LINES = [
 
 @pytest.mark.parametrize("source, engine, line, phase", REAL_LINES, ids=[r[0] + " " + str(r[3]) for r in REAL_LINES])
 def test_phase_of_real_lines(source, engine, line, phase):
-    assert el.phase_of_line(el.clean_line(line), engine)[0] == phase
+    assert startup_phases.phase_of_line(log_records.clean_line(line), engine)[0] == phase
     # Without the engine named, the line's own header (or its text) decides the same phase.
-    assert el.phase_of_line(el.clean_line(line))[0] == phase
+    assert startup_phases.phase_of_line(log_records.clean_line(line))[0] == phase
 
 
 def test_sglang_uvicorn_startup_is_not_vllm_ready_whatever_the_engine_option():
     line = "[2025-11-30 11:18:05] INFO:     Application startup complete."  # sglang PR #11830
-    assert el.phase_of_line(line, "vllm") == (None, None)
-    assert el.phase_of_line("(APIServer pid=1) INFO:     Application startup complete.", "vllm")[0] == "ready"
+    assert startup_phases.phase_of_line(line, "vllm") == (None, None)
+    assert startup_phases.phase_of_line("(APIServer pid=1) INFO:     Application startup complete.", "vllm")[0] == "ready"
 
 
 def test_the_other_engines_lines_do_not_count():
     line = "[2025-12-23 14:18:01] Load weight begin. avail mem=46.81 GB"  # sglang PR #15426
-    assert el.phase_of_line(line, "vllm") == (None, None)
+    assert startup_phases.phase_of_line(line, "vllm") == (None, None)
 
 
 def test_a_progress_bar_updated_with_carriage_returns_counts_as_its_last_state():
     progress_bar = "Capturing CUDA graphs (PIECEWISE):   0%|  | 0/3\rCapturing CUDA graphs (PIECEWISE): 100%|###| 3/3\r"
-    assert el.phase_of_line(progress_bar, "vllm")[0] == "cuda_graphs"
+    assert startup_phases.phase_of_line(progress_bar, "vllm")[0] == "cuda_graphs"
 
 
 def test_a_progress_bar_left_without_newline_counts_as_the_line_after_it():
     # tqdm ends its bar with "\r", no newline, and the next record is written after it on the same line
     progress = "Loading safetensors checkpoint shards: 100% Completed | 17/17 [05:21<00:00, 18.9s/it]\r"
     line = progress + "(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading took 76.41 GiB"
-    assert el.phase_of_line(line, "vllm") == ("compile", "vllm_model_loaded")
-    assert el.phase_of_line(progress, "vllm") == ("weight_loading", "vllm_load_shards")
-    assert el.phase_of_line("\r \r", "vllm") == (None, None)  # only blank updates
+    assert startup_phases.phase_of_line(line, "vllm") == ("compile", "vllm_model_loaded")
+    assert startup_phases.phase_of_line(progress, "vllm") == ("weight_loading", "vllm_load_shards")
+    assert startup_phases.phase_of_line("\r \r", "vllm") == (None, None)  # only blank updates
 
 
 def test_a_phase_text_without_the_engines_header_is_not_a_phase_line():
     # an echoed prompt or a pasted line: the record patterns need the logger's header
-    assert el.phase_of_line("Model loading took 76.41 GiB memory and 334.1 seconds", "vllm") == (None, None)
-    assert el.phase_of_line("(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading "
-                            "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
+    assert startup_phases.phase_of_line("Model loading took 76.41 GiB memory and 334.1 seconds", "vllm") == (None, None)
+    assert startup_phases.phase_of_line("(EngineCore pid=211) INFO 06-09 10:06:40 [gpu_model_runner.py:3404] Model loading "
+                                        "took 76.41 GiB memory and 334.1 seconds", "vllm")[0] == "compile"
 
 
 def test_the_engine_named_decides_a_line_without_a_header():
     # uvicorn's bare "Application startup complete." is vLLM's readiness; SGLang's is its own line after it
     line = "INFO:     Application startup complete."
     for engine, phase in (("vllm", "ready"), ("sglang", "process_start"), ("auto", "ready"), (None, "ready")):
-        tracker = el.StartupPhases(engine)
+        tracker = startup_phases.StartupPhases(engine)
         tracker.feed(line)
         assert tracker.phase == phase, engine
-        assert el.startup_phase([line + "\n"], engine)["phase"] == phase, engine
-    assert el.startup_phase([line]) == {"phase": "ready", "line": line, "line_number": 1}
+        assert startup_phases.startup_phase([line + "\n"], engine)["phase"] == phase, engine
+    assert startup_phases.startup_phase([line]) == {"phase": "ready", "line": line, "line_number": 1}
 
 
 def test_a_start_up_line_after_readiness_does_not_move_the_phase():
     # SGLang logs "Load weight begin" again when it loads a LoRA adapter or updates weights while serving
     lines = ["[2026-06-11 10:00:00] The server is fired up and ready to roll!",
              "[2026-06-11 10:00:01] Load weight begin. avail mem=1.00 GB"]
-    assert el.startup_phase(lines, "sglang")["phase"] == "ready"
-    assert el.startup_phase(lines, "sglang")["line_number"] == 1
+    assert startup_phases.startup_phase(lines, "sglang")["phase"] == "ready"
+    assert startup_phases.startup_phase(lines, "sglang")["line_number"] == 1
 
 
 def test_access_log_paths_never_move_the_phase():
     # a client can put any text in a request path; uvicorn's access log is not a start-up line
     line = '(APIServer pid=1) INFO:     172.17.0.1:53422 - "GET /Application%20startup%20complete. HTTP/1.1" 404'
-    assert el.phase_of_line(line, "vllm") == (None, None)
+    assert startup_phases.phase_of_line(line, "vllm") == (None, None)
 
 
 def test_startup_phase_of_a_whole_composed_start():
@@ -166,38 +168,38 @@ def test_startup_phase_of_a_whole_composed_start():
         lines = handle.read().splitlines()
     # cut after "Loading weights took": the GB10 MTP start is loading the drafter
     cut = next(i for i, line in enumerate(lines) if "Loading drafter model" in line) + 1
-    state = el.startup_phase(lines[:cut], "vllm")
+    state = startup_phases.startup_phase(lines[:cut], "vllm")
     assert state["phase"] == "weight_loading" and "Loading drafter model" in state["line"]
     assert state["line_number"] == cut
     cut = next(i for i, line in enumerate(lines) if "Available KV cache memory" in line) + 1
-    assert el.startup_phase(lines[:cut], "vllm")["phase"] == "kv_cache"
-    assert el.startup_phase(lines, "vllm")["phase"] == "ready"
+    assert startup_phases.startup_phase(lines[:cut], "vllm")["phase"] == "kv_cache"
+    assert startup_phases.startup_phase(lines, "vllm")["phase"] == "ready"
 
 
 def test_startup_phase_of_a_real_sglang_start_in_progress():
-    state = el.startup_phase(real_log("sglang-0.5-tp8-moe-runner-auto.log"), "sglang")
+    state = startup_phases.startup_phase(real_log("sglang-0.5-tp8-moe-runner-auto.log"), "sglang")
     assert state["phase"] == "weight_loading" and "Load weight begin" in state["line"]
 
 
 def test_startup_phase_before_any_line_and_of_a_state():
-    assert el.startup_phase([], "vllm") == {"phase": "process_start", "line": None, "line_number": 0}
+    assert startup_phases.startup_phase([], "vllm") == {"phase": "process_start", "line": None, "line_number": 0}
     state = {"phase": "cuda_graphs", "line": "x", "line_number": 3}
-    assert el.startup_phase(state) == state
+    assert startup_phases.startup_phase(state) == state
     with pytest.raises(ValueError):
-        el.startup_phase({"phase": "warming"})
+        startup_phases.startup_phase({"phase": "warming"})
 
 
 def test_feed_bytes_matches_feed_and_stops_reading_once_ready():
     lines = real_log("sglang-0.5-tp8-moe-runner-auto.log")
-    tracker = el.StartupPhases("sglang")
+    tracker = startup_phases.StartupPhases("sglang")
     tracker.feed_bytes(("\n".join(lines) + "\n").encode())
-    assert tracker.state() == el.startup_phase(lines, "sglang")
+    assert tracker.state() == startup_phases.startup_phase(lines, "sglang")
     tracker.feed_bytes(b"[2026-06-11 10:00:00] The server is fired up and ready to roll!\n")
     tracker.feed_bytes(b"[2026-06-11 10:00:01] Load weight begin. avail mem=1.00 GB\n")
     assert tracker.phase == "ready" and tracker.lines == len(lines) + 2
 
 
 def test_every_phase_has_a_pattern_and_every_pattern_a_known_phase():
-    phases = set(p[3] for p in el.STARTUP_PATTERNS)
-    assert phases <= set(el.STARTUP_PHASE_NAMES)
-    assert set(el.STARTUP_PHASE_NAMES) - phases == {"process_start"}
+    phases = set(p.phase for p in log_patterns.PATTERNS if p.phase is not None)
+    assert phases <= set(startup_phases.STARTUP_PHASE_NAMES)
+    assert set(startup_phases.STARTUP_PHASE_NAMES) - phases == {"process_start"}
