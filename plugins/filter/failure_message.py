@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: failure_message
 author: inferops.serving contributors (@inferops)
 short_description: What a rescue may keep of a failed task's message
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The failed result's C(msg) (else its C(stderr)), with anything shaped like a Hugging Face
     token masked, cut to O(limit) characters.

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: secret_file_text
 author: inferops.serving contributors (@inferops)
 short_description: The text of a file holding one secret
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - The value of one entry of a mapping of secrets, checked as P(inferops.serving.env_file_text#filter)
     checks it (a single line of valid UTF-8; the message names the entry, never its value), with

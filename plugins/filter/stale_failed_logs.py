@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: stale_failed_logs
 author: inferops.serving contributors (@inferops)
 short_description: The saved failure logs of a container beyond the newest ones kept
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Of the paths given, the C(failed-<container>-<YYYYmmddTHHMMSSZ>.log) files of O(container)
     (as the server role's rescue saves them) except the O(keep) newest; other files, and other

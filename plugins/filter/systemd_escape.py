@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: systemd_escape
 author: inferops.serving contributors (@inferops)
 short_description: A value escaped for a systemd unit file
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Writes a value so that systemd reads back exactly that value, as one word of an C(Exec*=)
     command line (O(kind=exec)) or as a plain setting value (O(kind=text)).

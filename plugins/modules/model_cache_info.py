@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: model_cache_info
 short_description: What a pinned model revision holds, what the host's cache has of it, and whether the rest fits
-version_added: 0.4.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Reads the manifest of O(model) at O(revision) - each file's size and hash - from the Hub's API

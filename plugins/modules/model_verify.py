@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: model_verify
 short_description: Verify a model's staged files against its revision's hashes, before the engine starts
-version_added: 0.4.0
+version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
   - Checks every file of O(manifest) in the snapshot of O(model) at its revision in the Hugging Face
