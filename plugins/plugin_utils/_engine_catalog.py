@@ -391,15 +391,24 @@ REPLACEMENTS = {
         "arg_groups/fields/exec_.py has cuda_graph_max_bs_decode/_prefill"),
 }
 
-# Reasoning parsers of the Nemotron-3 family (the data has no choices: both engines fill the
-# list from a registry at run time).
+# Reasoning parsers of the Nemotron-3 family where the data has no choices: vLLM's
+# --reasoning-parser takes any string at parse time and the serve command looks it up in a
+# registry filled at run time. SGLang's --reasoning-parser has argparse choices (the keys of
+# ReasoningParser.DetectorMap), which the catalog holds: nano_v3 0.5.7-0.5.9, nemotron_3 from 0.5.10.
 REASONING_PARSERS = {
     # 0.17.0's registry lacks it: KeyError 'invalid reasoning parser' (engine-facts 1.8, 1.10).
     "vllm": {"nemotron_v3": ("0.17.1", None)},
-    # nano_v3 (NanoV3Detector) 0.5.7-0.5.9, renamed nemotron_3 in 0.5.10; super_v3 never existed.
-    "sglang": {"nano_v3": ("0.5.7", "0.5.9"), "nemotron_3": ("0.5.10", None)},
 }
 NEMOTRON3_PARSER_NAMES = ("nemotron_v3", "nemotron_3", "nano_v3", "super_v3")
+
+
+def same_meaning(canonical, value, allowed):
+    """``"name (what it is)"``: the choice in ``allowed`` meant by ``value`` under another release's
+    name (the Nemotron-3 reasoning parser: nano_v3 -> nemotron_3 in SGLang 0.5.10), or None."""
+    if canonical == "reasoning-parser" and value in NEMOTRON3_PARSER_NAMES:
+        found = [name for name in NEMOTRON3_PARSER_NAMES if name in allowed]
+        return ("%s (this release's Nemotron-3 reasoning parser)" % found[0]) if found else None
+    return None
 
 
 def _vals(names, first=None, last=None):
