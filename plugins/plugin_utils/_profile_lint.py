@@ -1033,6 +1033,17 @@ def errors(findings):
 
 
 def format_findings(findings):
-    """Findings as lines an operator reads: ``ERROR [rule] message (why: reason; source: source)``."""
+    """Findings as lines an operator reads: ``ERROR [rule] message (why: reason; source: source)``.
+
+    The one spelling of a finding: the preflight role and playbooks/show_launch.yml print these
+    lines (through the lint_report filter), never their own.
+    """
     return ["%s [%s] %s (why: %s; source: %s)" % (f["severity"].upper(), f["rule"], f["message"], f["reason"],
                                                   f["source"]) for f in findings]
+
+
+def lint_report(findings, fail_on_warnings=False):
+    """``{"failures", "notes"}``: the lines of the findings that refuse the profile (errors, and the
+    warnings too when ``fail_on_warnings``) and of the rest, each as :func:`format_findings` spells it."""
+    failing = [f for f in findings if f["severity"] == "error" or fail_on_warnings]
+    return {"failures": format_findings(failing), "notes": format_findings([f for f in findings if f not in failing])}

@@ -9,6 +9,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.inferops.serving.plugins.filter.lint_report import FilterModule as LintReportFilters
 from ansible_collections.inferops.serving.plugins.filter.profile_lint import FilterModule
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -22,6 +23,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
     SEVERITIES,
     errors,
     format_findings,
+    lint_report,
     lint_profile,
     load_known_bad,
 )
@@ -423,8 +425,31 @@ def test_format_findings_reads_as_one_line_each():
     assert "(why: " in lines[0] and "; source: " in lines[0]
 
 
+def test_lint_report_splits_failures_from_notes_in_the_format_findings_lines():
+    findings = findings_for(LATENCY, {"args": {"moe-backend": "flashinfer_trtllm", "max-num-seqs": 4096,
+                                               "attention-backend": "turboquant"}})
+    severities = {f["severity"] for f in findings}
+    assert severities == {"error", "warning"}, findings
+    report = lint_report(findings)
+    assert report["failures"] == format_findings([f for f in findings if f["severity"] == "error"])
+    assert report["notes"] == format_findings([f for f in findings if f["severity"] == "warning"])
+    strict = lint_report(findings, fail_on_warnings=True)
+    assert strict == {"failures": format_findings(findings), "notes": []}
+    assert lint_report([]) == {"failures": [], "notes": []}
+
+
+def test_lint_report_filter_prints_through_format_findings():
+    report = LINT_REPORT([FINDING], fail_on_warnings="yes")
+    assert report == {"failures": ["WARNING [r] m (why: w; source: s)"], "notes": []}
+    assert LINT_REPORT([FINDING]) == {"failures": [], "notes": ["WARNING [r] m (why: w; source: s)"]}
+    with pytest.raises(AnsibleFilterError, match="lint_report takes the list of findings"):
+        LINT_REPORT([{"rule": "r"}])
+
+
 # --- the filter ------------------------------------------------------------------------------
 FILTER = FilterModule().filters()["profile_lint"]
+LINT_REPORT = LintReportFilters().filters()["lint_report"]
+FINDING = {"rule": "r", "severity": "warning", "message": "m", "reason": "w", "source": "s"}
 
 
 def test_filter_lints_a_name_or_a_profile_with_the_collection_known_bad_list():
