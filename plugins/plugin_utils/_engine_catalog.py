@@ -17,7 +17,8 @@ stored release at or below it, and what that release lacks is only a warning.
 
 What the data cannot say is written here by hand, each fact with its source (a seed, or the
 engine file and line per release): which flag replaced a removed one, the env vars' values and
-deprecation windows, the Nemotron reasoning parser names, the unquantized MoE backends of the
+deprecation windows, vLLM's Nemotron reasoning parser name (SGLang's are argparse choices, in
+the data), the unquantized MoE backends of the
 MTP draft, and the version thresholds the lint rules use.
 
 Version ranges are ``(first, last)``, both inclusive and both optional:
