@@ -10,7 +10,8 @@ author: inferops.serving contributors (@inferops)
 short_description: The profile lint's findings as the lines to print, split into failures and notes
 version_added: 0.1.0
 description:
-  - Takes the findings of P(inferops.serving.profile_lint#filter) and returns them as text lines,
+  - >-
+    Takes the findings of P(inferops.serving.profile_lint#filter) and returns them as text lines,
     each C(SEVERITY [rule] message (why: reason; source: source)), the one way the collection
     spells a finding (the preflight role and C(playbooks/show_launch.yml) print these lines).
   - C(failures) holds the findings that refuse the profile (the errors, and the warnings too with
