@@ -438,6 +438,22 @@ def test_lint_report_splits_failures_from_notes_in_the_format_findings_lines():
     assert lint_report([]) == {"failures": [], "notes": []}
 
 
+def test_no_yaml_spells_a_finding_itself():
+    """Issue 21: findings are printed through format_findings (the lint_report filter), Jinja only prints."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+    users = []
+    for folder in ("roles", "playbooks"):
+        for directory, _dirs, files in os.walk(os.path.join(root, folder)):
+            for name in files:
+                if name.endswith((".yml", ".yaml", ".j2")):
+                    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                        text = handle.read()
+                    assert "(why: " not in text and ".reason" not in text, os.path.join(directory, name)
+                    if "inferops.serving.lint_report" in text:
+                        users.append(os.path.relpath(os.path.join(directory, name), root))
+    assert sorted(users) == ["playbooks/show_launch.yml", "roles/preflight/vars/main.yml"]
+
+
 def test_lint_report_filter_prints_through_format_findings():
     report = LINT_REPORT([FINDING], fail_on_warnings="yes")
     assert report == {"failures": ["WARNING [r] m (why: w; source: s)"], "notes": []}
