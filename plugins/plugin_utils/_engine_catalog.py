@@ -17,7 +17,8 @@ stored release at or below it, and what that release lacks is only a warning.
 
 What the data cannot say is written here by hand, each fact with its source (a field report, or the
 engine file and line per release): which flag replaced a removed one, the env vars' values and
-deprecation windows, the Nemotron reasoning parser names, the unquantized MoE backends of the
+deprecation windows, vLLM's Nemotron reasoning parser name (SGLang's are argparse choices, in
+the data), the unquantized MoE backends of the
 MTP draft, and the version thresholds the lint rules use.
 
 Version ranges are ``(first, last)``, both inclusive and both optional:
@@ -195,14 +196,6 @@ class Release:
                 self.strings[negation] = (canonical, "negation")
         self.speculative_keys = frozenset(data["speculative_keys"])
         self.env = frozenset(data["env"])
-        for (engine, flag), values in ACCEPTED_BEYOND_CHOICES.items():
-            entry = self.flags.get(flag)
-            if engine != self.engine or entry is None or entry.get("choices") is None:
-                continue
-            extra = [value for value, (first, last, _source) in values.items()
-                     if version_in(self.version, first, last) and value not in entry["choices"]]
-            if extra:
-                self.flags[flag] = dict(entry, choices=list(entry["choices"]) + extra)
 
     @property
     def label(self):
@@ -399,27 +392,24 @@ REPLACEMENTS = {
         "arg_groups/fields/exec_.py has cuda_graph_max_bs_decode/_prefill"),
 }
 
-# Values a release accepts although they are not among the choices its parser declares (the
-# stored data): a validator behind the parser takes them. Keyed by (engine, flag), each value as
-# the flag's normalisation leaves it -> (first, last, source).
-ACCEPTED_BEYOND_CHOICES = {
-    ("vllm", "attention-backend"): {
-        # AttentionConfig.validate_backend_before: `if value.lower() == "auto": return None`
-        # (automatic selection), before AttentionBackendEnum[value.upper()].
-        "AUTO": ("0.19.0", None, "vllm 0.19.0-0.33.0 vllm/config/attention.py, AttentionConfig.validate_backend_before "
-                                 "(the enum's names are the data's choices)"),
-    },
-}
-
-# Reasoning parsers of the Nemotron-3 family (the data has no choices: both engines fill the
-# list from a registry at run time).
+# Reasoning parsers of the Nemotron-3 family where the data has no choices: vLLM's
+# --reasoning-parser takes any string at parse time and the serve command looks it up in a
+# registry filled at run time. SGLang's --reasoning-parser has argparse choices (the keys of
+# ReasoningParser.DetectorMap), which the catalog holds: nano_v3 0.5.7-0.5.9, nemotron_3 from 0.5.10.
 REASONING_PARSERS = {
     # 0.17.0's registry lacks it: KeyError 'invalid reasoning parser' (engine-facts 1.8, 1.10).
     "vllm": {"nemotron_v3": ("0.17.1", None)},
-    # nano_v3 (NanoV3Detector) 0.5.7-0.5.9, renamed nemotron_3 in 0.5.10; super_v3 never existed.
-    "sglang": {"nano_v3": ("0.5.7", "0.5.9"), "nemotron_3": ("0.5.10", None)},
 }
 NEMOTRON3_PARSER_NAMES = ("nemotron_v3", "nemotron_3", "nano_v3", "super_v3")
+
+
+def same_meaning(canonical, value, allowed):
+    """``"name (what it is)"``: the choice in ``allowed`` meant by ``value`` under another release's
+    name (the Nemotron-3 reasoning parser: nano_v3 -> nemotron_3 in SGLang 0.5.10), or None."""
+    if canonical == "reasoning-parser" and value in NEMOTRON3_PARSER_NAMES:
+        found = [name for name in NEMOTRON3_PARSER_NAMES if name in allowed]
+        return ("%s (this release's Nemotron-3 reasoning parser)" % found[0]) if found else None
+    return None
 
 
 def _vals(names, first=None, last=None):

@@ -439,9 +439,10 @@ def check_flag_value(ctx):
         where = ("%s %s exists in %s, not in %s" % (entry.written, entry.value, _range_note(ctx.engine, present),
                                                     ctx.engine_label)) if present else \
             ("%s %s is not a choice of %s" % (entry.written, entry.value, ctx.engine_label))
+        same = catalog.same_meaning(entry.canonical, value, allowed)
         upper = ctx.upper_flag(entry.canonical)
         upper_choices = catalog.choices(upper) if upper else []
-        yield ctx.lacks("%s; choose one of: %s" % (where, ", ".join(allowed)),
+        yield ctx.lacks("%s; %schoose one of: %s" % (where, ("use %s, or " % same) if same else "", ", ".join(allowed)),
                         upper_has=bool(upper) and (upper_choices is None
                                                    or catalog.normalise_value(upper, entry.value) in upper_choices))
 
@@ -627,6 +628,8 @@ def check_reasoning_parser(ctx):
     entry = ctx.arg("reasoning-parser")
     if entry is None or entry.state is None or entry.value is True:
         return
+    if catalog.choices(entry.spec) is not None or ctx.engine not in catalog.REASONING_PARSERS:
+        return  # the release's argparse choices are in the catalog: flag-value judges the name
     name = str(entry.value)
     table = catalog.REASONING_PARSERS[ctx.engine]
     right = [n for n, (first, last) in table.items() if catalog.version_in(ctx.version, first, last)]
@@ -958,8 +961,9 @@ RULES = (
        "0.5.7-0.5.12, and from 0.5.15 unless linear_attn_backend is triton.",
        "the g7e field report, Gotchas ('extra_buffer mamba scheduler not supported'); engine-facts.md section 2.4"),
     _r("reasoning-parser-name", "error", check_reasoning_parser,
-       "Parser names differ per engine and version: vLLM nemotron_v3 (0.17.1+); SGLang nemotron_3 (0.5.10+; "
-       "nano_v3 in 0.5.7-0.5.9; super_v3 never). A wrong name fails at server setup.",
+       "vLLM's reasoning parser is looked up in a registry at server setup, not by argparse: the Nemotron-3 "
+       "parser is nemotron_v3 from 0.17.1, and a wrong name fails at server setup (SGLang's names are "
+       "argparse choices, judged by flag-value: nemotron_3 from 0.5.10, nano_v3 in 0.5.7-0.5.9).",
        "the g7e field report, Gotchas (reasoning parser name); engine-facts.md sections 1.8, 1.10 and 2.6"),
     _r("sglang-max-running-requests-burst", "warning", check_sglang_max_running_requests,
        "--max-running-requests 48 dropped burst throughput from 3,215 to 478 tok/s (-86%): 500 concurrent "
@@ -1040,6 +1044,17 @@ def errors(findings):
 
 
 def format_findings(findings):
-    """Findings as lines an operator reads: ``ERROR [rule] message (why: reason; source: source)``."""
+    """Findings as lines an operator reads: ``ERROR [rule] message (why: reason; source: source)``.
+
+    The one spelling of a finding: the preflight role and playbooks/show_launch.yml print these
+    lines (through the lint_report filter), never their own.
+    """
     return ["%s [%s] %s (why: %s; source: %s)" % (f["severity"].upper(), f["rule"], f["message"], f["reason"],
                                                   f["source"]) for f in findings]
+
+
+def lint_report(findings, fail_on_warnings=False):
+    """``{"failures", "notes"}``: the lines of the findings that refuse the profile (errors, and the
+    warnings too when ``fail_on_warnings``) and of the rest, each as :func:`format_findings` spells it."""
+    failing = [f for f in findings if f["severity"] == "error" or fail_on_warnings]
+    return {"failures": format_findings(failing), "notes": format_findings([f for f in findings if f not in failing])}

@@ -221,9 +221,13 @@ def test_normalise_value():
 def test_reasoning_parsers():
     assert not c.version_in("0.17.0", *c.REASONING_PARSERS["vllm"]["nemotron_v3"])
     assert c.version_in("0.17.1", *c.REASONING_PARSERS["vllm"]["nemotron_v3"])
-    assert c.version_in("0.5.9", *c.REASONING_PARSERS["sglang"]["nano_v3"])
-    assert not c.version_in("0.5.10", *c.REASONING_PARSERS["sglang"]["nano_v3"])
-    assert c.version_in("0.5.10", *c.REASONING_PARSERS["sglang"]["nemotron_3"])
+    # SGLang's come from the release data (argparse choices = ReasoningParser.DetectorMap's keys):
+    # NanoV3Detector was registered as nano_v3 in 0.5.7-0.5.9 and renamed nemotron_3 in 0.5.10.
+    assert "sglang" not in c.REASONING_PARSERS
+    assert c.value_releases("sglang", "reasoning-parser", "nano_v3") == ["0.5.7", "0.5.8", "0.5.8.post1", "0.5.9"]
+    nemotron_3 = c.value_releases("sglang", "reasoning-parser", "nemotron_3")
+    assert nemotron_3[0] == "0.5.10" and nemotron_3[-1] == "0.5.23"
+    assert c.value_releases("sglang", "reasoning-parser", "super_v3") == []
 
 
 def test_hand_written_facts_are_consistent_with_the_data():

@@ -9,6 +9,7 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.inferops.serving.plugins.filter.lint_report import FilterModule as LintReportFilters
 from ansible_collections.inferops.serving.plugins.filter.profile_lint import FilterModule
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -22,6 +23,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
     SEVERITIES,
     errors,
     format_findings,
+    lint_report,
     lint_profile,
     load_known_bad,
 )
@@ -195,11 +197,20 @@ FIRES = [
      ["not a vLLM 0.19.2rc1.dev134 reasoning parser", "use nemotron_v3"]),
     ("reasoning-parser-name", LATENCY, version("0.17.0"), None, "error",
      ["nemotron_v3 exists in vllm >= 0.17.1", "no Nemotron-3 reasoning parser exists in vLLM 0.17.0"]),
-    ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "nano_v3"}}, None, "error",
+    # SGLang's parser names are argparse choices (ReasoningParser.DetectorMap), in the catalog:
+    ("flag-value", SGLANG, {"args": {"reasoning-parser": "nano_v3"}}, None, "error",
      ["nano_v3 exists in sglang 0.5.7-0.5.9", "use nemotron_3"]),
-    ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "super_v3"}}, None, "error",
-     ["not a SGLang 0.5.13 reasoning parser", "use nemotron_3"]),
-    ("reasoning-parser-name", SGLANG, version("0.5.9"), None, "error", ["use nano_v3"]),
+    ("flag-value", SGLANG, {"args": {"reasoning-parser": "super_v3"}}, None, "error",
+     ["super_v3 is not a choice of SGLang 0.5.13", "use nemotron_3"]),
+    ("flag-value", SGLANG, version("0.5.9"), None, "error", ["use nano_v3"]),
+    ("flag-value", SGLANG, {"args": {"tool-call-parser": "nemotron_3"}}, None, "error",
+     ["--tool-call-parser nemotron_3 is not a choice of SGLang 0.5.13", "qwen3_coder"]),
+    ("flag-value", SGLANG, merge(version("0.5.23"), {"args": {"mamba-scheduler-strategy": None,
+                                                              "cuda-graph-backend-decode": "piecewise"}}),
+     None, "error", ["--cuda-graph-backend-decode piecewise is not a choice of SGLang 0.5.23",
+                     "breakable, disabled, full"]),
+    ("flag-value", LATENCY, merge(version("0.33.0"), {"args": {"mamba-backend": "mamba_ssm"}}), None, "error",
+     ["--mamba-backend mamba_ssm is not a choice of vLLM 0.33.0", "CPU, FLASHINFER, TRITON"]),
     ("sglang-max-running-requests-burst", SGLANG, None, {"args": {"max-running-requests": 48}}, "warning",
      ["--max-running-requests (set by the inventory override", "burst"]),
     ("env-removed", LATENCY, version("0.24.0"), None, "error",
@@ -298,6 +309,10 @@ QUIET = [
     ("env-removed", LATENCY, version("0.23.1")),
     ("env-unknown", LATENCY, {"env": {"NCCL_DEBUG": "INFO"}}),
     ("reasoning-parser-name", SGLANG, {"args": {"reasoning-parser": "qwen3"}}),  # not ours to judge
+    ("flag-value", SGLANG, {"args": {"reasoning-parser": "qwen3", "tool-call-parser": "qwen3_coder"}}),
+    # vLLM 0.18.1+ maps --attention-backend auto (any case) to automatic selection
+    ("flag-value", LATENCY, {"args": {"attention-backend": "auto"}}),
+    ("flag-value", LATENCY, merge(version("0.33.0"), {"args": {"mamba-backend": "FlashInfer"}})),
     ("engine-version-uncatalogued", LATENCY, version("0.33.0")),
     ("env-unknown", SGLANG, {"env": {"SGLANG_DISABLE_DEEP_GEMM": None, "SGLANG_ENABLE_JIT_DEEPGEMM": "0"}}),
     # vLLM reads moe_backend lower-cased with '-' as '_' (engine-facts 1.2)
@@ -410,8 +425,47 @@ def test_format_findings_reads_as_one_line_each():
     assert "(why: " in lines[0] and "; source: " in lines[0]
 
 
+def test_lint_report_splits_failures_from_notes_in_the_format_findings_lines():
+    findings = findings_for(LATENCY, {"args": {"moe-backend": "flashinfer_trtllm", "max-num-seqs": 4096,
+                                               "attention-backend": "turboquant"}})
+    severities = {f["severity"] for f in findings}
+    assert severities == {"error", "warning"}, findings
+    report = lint_report(findings)
+    assert report["failures"] == format_findings([f for f in findings if f["severity"] == "error"])
+    assert report["notes"] == format_findings([f for f in findings if f["severity"] == "warning"])
+    strict = lint_report(findings, fail_on_warnings=True)
+    assert strict == {"failures": format_findings(findings), "notes": []}
+    assert lint_report([]) == {"failures": [], "notes": []}
+
+
+def test_no_yaml_spells_a_finding_itself():
+    """Issue 21: findings are printed through format_findings (the lint_report filter), Jinja only prints."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
+    users = []
+    for folder in ("roles", "playbooks"):
+        for directory, _dirs, files in os.walk(os.path.join(root, folder)):
+            for name in files:
+                if name.endswith((".yml", ".yaml", ".j2")):
+                    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                        text = handle.read()
+                    assert "(why: " not in text and ".reason" not in text, os.path.join(directory, name)
+                    if "inferops.serving.lint_report" in text:
+                        users.append(os.path.relpath(os.path.join(directory, name), root))
+    assert sorted(users) == ["playbooks/show_launch.yml", "roles/preflight/vars/main.yml"]
+
+
+def test_lint_report_filter_prints_through_format_findings():
+    report = LINT_REPORT([FINDING], fail_on_warnings="yes")
+    assert report == {"failures": ["WARNING [r] m (why: w; source: s)"], "notes": []}
+    assert LINT_REPORT([FINDING]) == {"failures": [], "notes": ["WARNING [r] m (why: w; source: s)"]}
+    with pytest.raises(AnsibleFilterError, match="lint_report takes the list of findings"):
+        LINT_REPORT([{"rule": "r"}])
+
+
 # --- the filter ------------------------------------------------------------------------------
 FILTER = FilterModule().filters()["profile_lint"]
+LINT_REPORT = LintReportFilters().filters()["lint_report"]
+FINDING = {"rule": "r", "severity": "warning", "message": "m", "reason": "w", "source": "s"}
 
 
 def test_filter_lints_a_name_or_a_profile_with_the_collection_known_bad_list():
