@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 FILES=("plugins/module_utils/_log_records.py" "plugins/module_utils/_log_patterns.py"
        "plugins/module_utils/_log_scanner.py" "plugins/module_utils/_log_reading.py"
        "plugins/module_utils/_log_verdict.py" "plugins/module_utils/_startup_phases.py"
-       "plugins/plugin_utils/_profile_lint.py" "plugins/plugin_utils/_profile.py"
+       "plugins/plugin_utils/_lint_context.py" "plugins/plugin_utils/_profile_lint.py" "plugins/plugin_utils/_profile.py"
        "plugins/modules/container_swap.py")
 if [ "$#" -gt 0 ]; then FILES=("$@"); fi
 jobs=${MUTATION_JOBS:-$(nproc)}

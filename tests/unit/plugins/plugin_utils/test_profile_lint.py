@@ -17,10 +17,10 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     overlay,
     profile_names,
 )
+from ansible_collections.inferops.serving.plugins.plugin_utils._lint_context import SEVERITIES
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
     RULE_IDS,
     RULES,
-    SEVERITIES,
     errors,
     format_findings,
     lint_report,
