@@ -29,6 +29,12 @@ options:
     description: C(gateway_master_key).
     type: str
     required: true
+  check:
+    description:
+      - Return the list of problems (each naming the variable, never a value; empty when the keys
+        are good) instead of the text, so a task can refuse bad keys without hiding its message.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -38,20 +44,33 @@ EXAMPLES = r"""
     content: "{{ gateway_plan.key_env | inferops.serving.gateway_env_text(secrets_by_host, gateway_master_key) }}"
     mode: "0600"
   no_log: true
+
+- name: Refuse bad keys before anything changes (the messages carry no value)
+  ansible.builtin.assert:
+    that: problems | length == 0
+    fail_msg: "{{ problems | join('; ') }}"
+  vars:
+    problems: "{{ gateway_plan.key_env | inferops.serving.gateway_env_text(secrets_by_host, gateway_master_key, check=true) }}"
 """
 
 RETURN = r"""
 _value:
-  description: The env file text.
-  type: str
+  description: The env file text; with O(check), the list of problems.
+  type: raw
 """
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import GatewayError, gateway_env_text
+from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
+    GatewayError,
+    gateway_env_problems,
+    gateway_env_text,
+)
 
 
-def _gateway_env_text(key_env, host_secrets, master_key):
+def _gateway_env_text(key_env, host_secrets, master_key, check=False):
+    if check:
+        return gateway_env_problems(key_env, host_secrets, master_key)
     try:
         return gateway_env_text(key_env, host_secrets, master_key)
     except GatewayError as exc:

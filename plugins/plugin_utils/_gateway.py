@@ -125,8 +125,9 @@ def _backend(index, backend):
         raise GatewayError("serving host %d: no inventory name (host)" % index)
     deployment = backend.get("deployment")
     if not isinstance(deployment, Mapping) or not deployment.get("served_model_name") or not deployment.get("port"):
-        raise GatewayError("%s: no deployment plan (server_deployment); run the server role's resolve entry point "
-                           "for it (inferops.serving.server, tasks_from: resolve) before the gateway" % host)
+        raise GatewayError("%s: no deployment plan (server_deployment) in this run: run site.yml (or "
+                           "playbooks/gateway.yml) with a --limit that includes it, or plan it first with the server "
+                           "role's resolve entry point (inferops.serving.server, tasks_from: resolve)" % host)
     address = backend.get("address")
     if not isinstance(address, str) or not address.strip() or re.search(r"[\s/]", address):
         raise GatewayError("%s: gateway_backend_address got %s; expected the host name or IP address the gateway "
@@ -216,30 +217,45 @@ def gateway_config(backends, settings=None):
             "aliases": dict(sorted(aliases.items())), "key_env": dict(sorted(key_env.items()))}
 
 
-def _env_value(name, value, what):
+def _env_problem(value, what):
     if not isinstance(value, str) or not value:
-        raise GatewayError("%s: missing or not a string; the gateway needs it (value not shown)" % what)
+        return "%s: missing or not a string; the gateway needs it (value not shown)" % what
     if not _ENV_VALUE_RE.fullmatch(value):
-        raise GatewayError("%s: the value has a character systemd's EnvironmentFile= would not read literally "
-                           "(a quote, backslash, dollar, space or control character); use a key of letters, "
-                           "digits and ._~+/=:@%%^,- (value not shown)" % what)
-    return "%s=%s\n" % (name, value)
+        return ("%s: the value has a character systemd's EnvironmentFile= would not read literally (a quote, "
+                "backslash, dollar, space or control character); use a key of letters, digits and "
+                "._~+/=:@%%^,- (value not shown)" % what)
+    return None
+
+
+def _env_entries(key_env, host_secrets, master_key):
+    """``[(variable, value, problem or None)]``: the master key first, then each engine key."""
+    entries = []
+    problem = _env_problem(master_key, "gateway_master_key")
+    if problem is None and (not master_key.startswith("sk-") or len(master_key) < 12):
+        problem = ("gateway_master_key: not 12 or more characters beginning with 'sk-' as LiteLLM's keys are; set "
+                   "it in the vault, e.g. ansible-vault encrypt_string \"sk-$(openssl rand -hex 24)\" --name "
+                   "gateway_master_key (value not shown)")
+    entries.append((MASTER_KEY_ENV, master_key, problem))
+    for var, source in sorted((key_env or {}).items()):
+        secrets = (host_secrets or {}).get(source["host"]) or {}
+        value = secrets.get(source["secret"]) if isinstance(secrets, Mapping) else None
+        entries.append((var, value, _env_problem(value, "%s: server_secrets.%s" % (source["host"], source["secret"]))))
+    return entries
+
+
+def gateway_env_problems(key_env, host_secrets, master_key):
+    """What is wrong with the gateway's keys, one message each naming the variable; no value ever."""
+    return [problem for _var_name, _value, problem in _env_entries(key_env, host_secrets, master_key) if problem]
 
 
 def gateway_env_text(key_env, host_secrets, master_key):
     """The gateway's 0600 env file: ``LITELLM_MASTER_KEY`` and each engine key of ``key_env``.
 
     ``host_secrets``: each serving host's ``server_secrets`` (env var name -> value). LiteLLM's
-    virtual keys begin with ``sk-``; so must the master key. Errors name the variable, never a value.
+    keys begin with ``sk-``; so must the master key. Errors name the variable, never a value.
     """
-    if not isinstance(master_key, str) or not master_key.startswith("sk-") or len(master_key) < 12:
-        raise GatewayError("gateway_master_key: missing, or not a string of 12 or more characters beginning with "
-                           "'sk-' as LiteLLM's keys do; set it in the vault, e.g. "
-                           "ansible-vault encrypt_string \"sk-$(openssl rand -hex 24)\" --name gateway_master_key "
-                           "(value not shown)")
-    lines = [_env_value(MASTER_KEY_ENV, master_key, "gateway_master_key")]
-    for var, source in sorted((key_env or {}).items()):
-        secrets = (host_secrets or {}).get(source["host"]) or {}
-        lines.append(_env_value(var, secrets.get(source["secret"]) if isinstance(secrets, Mapping) else None,
-                                "%s: server_secrets.%s" % (source["host"], source["secret"])))
-    return "".join(lines)
+    entries = _env_entries(key_env, host_secrets, master_key)
+    problems = [problem for _var_name, _value, problem in entries if problem]
+    if problems:
+        raise GatewayError("; ".join(problems))
+    return "".join("%s=%s\n" % (var, value) for var, value, _problem in entries)

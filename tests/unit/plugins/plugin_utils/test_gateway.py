@@ -113,6 +113,7 @@ def test_bad_backends_are_refused(backends, message):
 @pytest.mark.parametrize("master_key, secrets, message", [
     (None, {}, "gateway_master_key: missing"),
     ("lab-key-without-prefix", {}, "beginning with 'sk-'"),
+    ("sk-short", {}, "12 or more characters"),
     ('sk-has"quote-0123', {}, "gateway_master_key: the value has a character"),
     (KEY, {}, r"spark-1: server_secrets.VLLM_API_KEY: missing"),
     (KEY, {"spark-1": {"VLLM_API_KEY": "a b$c"}}, r"spark-1: server_secrets.VLLM_API_KEY: the value"),
@@ -122,6 +123,13 @@ def test_env_file_refuses_bad_keys_without_showing_them(master_key, secrets, mes
     with pytest.raises(g.GatewayError, match=message) as error:
         g.gateway_env_text(key_env, secrets, master_key)
     assert "quote-0123" not in str(error.value) and "a b$c" not in str(error.value)
+    problems = g.gateway_env_problems(key_env, secrets, master_key)
+    assert problems and all("quote-0123" not in p and "a b$c" not in p for p in problems)
+
+
+def test_no_problems_with_good_keys():
+    key_env = g.gateway_config(FLEET)["key_env"]
+    assert g.gateway_env_problems(key_env, {"spark-1": {"VLLM_API_KEY": ENGINE_KEY}}, KEY) == []
 
 
 def test_same_inputs_same_config():
