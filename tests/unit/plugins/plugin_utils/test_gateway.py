@@ -71,8 +71,8 @@ def test_extra_served_names_and_operator_aliases_route_to_the_group():
     spark = plan("gb10-nvfp4-mtp-throughput", 8101, overrides=names)
     result = g.gateway_config([backend("spark-1", spark, "127.0.0.1")], {"aliases": {"default": "nemotron-super"}})
     assert result["groups"] == {"nemotron-super": ["spark-1"]}
-    assert result["config"]["router_settings"]["model_group_alias"] == {"default": "nemotron-super",
-                                                                       "nemotron": "nemotron-super"}
+    aliases = result["config"]["router_settings"]["model_group_alias"]
+    assert aliases == {"default": "nemotron-super", "nemotron": "nemotron-super"}
 
 
 @pytest.mark.parametrize("settings, message", [
