@@ -6,15 +6,19 @@ on a free 127.0.0.1 port, with a fake ``nvidia-smi`` on PATH, ENGINE_SIM_STARTUP
 """
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+
+import pytest
 
 from engine_sim_cases import (ENGINE_SIM_DIR, GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS,
                               SEED002_EAGLE, SEED002_ENV, replace_value, seed000_args, without)
@@ -295,3 +299,60 @@ def test_sglang_without_gpu(tmp_path, sims):
     sims.append(sim)
     assert sim.wait_exit() == 1
     assert "RuntimeError: Found no NVIDIA driver on your system." in sim.stderr
+
+
+def _stream(port, body, timeout=20):
+    """A streamed completion read to its end: (chunks with text, whether it ended with [DONE])."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+    chunks, done = 0, False
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            for raw in resp:
+                line = raw.decode().strip()
+                done = done or line == "data: [DONE]"
+                chunks += line.startswith("data: {")
+    except (urllib.error.URLError, ConnectionError, http.client.HTTPException):
+        pass
+    return chunks, done
+
+
+@pytest.mark.parametrize("shutdown_timeout, finished", [("10", True), ("0", False)])
+def test_vllm_graceful_shutdown_finishes_in_flight_and_refuses_new(tmp_path, sims, shutdown_timeout, finished):
+    """vLLM >= 0.18 --shutdown-timeout N: on SIGTERM new requests get 503 and /health 503 while the
+    in-flight stream finishes, then exit 0; with 0 (the default) the stream is cut at once."""
+    port = free_port()
+    sim = Sim(tmp_path, "vllm", seed000_args() + ["--host", "127.0.0.1", "--port", str(port),
+                                                  "--shutdown-timeout", shutdown_timeout], GB10_ROWS,
+              dict(SEED000_ENV, ENGINE_SIM_VERSION="0.19.2rc1.dev134", ENGINE_SIM_TOKEN_LATENCY="0.02"))
+    sims.append(sim)
+    wait_ready(sim, port)
+    result = {}
+    body = {"model": SEED000_MODEL, "prompt": "Once upon", "max_tokens": 100, "ignore_eos": True, "stream": True}
+    client = threading.Thread(target=lambda: result.update(zip(("chunks", "done"), _stream(port, body))))
+    client.start()
+    time.sleep(0.4)  # ~20 of its 100 tokens streamed
+    sim.proc.send_signal(signal.SIGTERM)
+    if finished:
+        time.sleep(0.2)
+        status, reply = request(port, "/v1/completions", {"model": SEED000_MODEL, "prompt": "Hi", "max_tokens": 4})
+        assert status == 503 and json.loads(reply)["error"]["type"] == "ServiceUnavailableError"
+        assert request(port, "/health")[0] == 503
+    client.join(TIMEOUT)
+    assert sim.wait_exit() == 0
+    assert result["done"] is finished
+    if finished:
+        assert result["chunks"] > 10  # the whole stream (MTP sends several tokens a chunk)
+        assert "Shutdown initiated (timeout=10)" in sim.stdout
+        assert "Draining 1 in-flight requests (timeout=10s)" in sim.stdout
+        assert "(server shutting down)" in sim.stdout and "Shutdown complete" in sim.stdout
+    else:
+        assert "Shutdown initiated" not in sim.stdout
+
+
+def test_vllm_0171_has_no_shutdown_timeout(tmp_path, sims):
+    sim = Sim(tmp_path, "vllm", seed000_args(moe_backend=None) + ["--shutdown-timeout", "10"], GB10_ROWS,
+              dict(SEED000_ENV, ENGINE_SIM_VERSION="0.17.1"))
+    sims.append(sim)
+    assert sim.wait_exit() == 2
+    assert "unrecognized arguments: --shutdown-timeout 10" in sim.stderr

@@ -50,9 +50,38 @@ class Lifecycle:
 
     def _on_signal(self, signum, frame):
         release_stall()
+        state = self.state
+        timeout = getattr(state.args, "shutdown_timeout", 0) or 0
+        if timeout > 0 and state.ready.is_set() and not state.dead and not state.draining.is_set():
+            state.draining.set()
+            threading.Thread(target=self._drain, args=(timeout,), name="drain", daemon=True).start()
+            return
+        self._stop()
+
+    def _stop(self) -> None:
         self.terminated = True
         self.state.exit_code = 0
         self.state.stop.set()
+
+    def _drain(self, timeout: int) -> None:
+        """vLLM's graceful shutdown (>= 0.18, --shutdown-timeout N > 0), read in the 0.19.1 wheel:
+        on SIGTERM the API server (vllm/entrypoints/launcher.py) calls the engine client's
+        shutdown(timeout); the engine core (vllm/v1/engine/core.py _handle_shutdown) logs
+        "Draining N in-flight requests", rejects every request added meanwhile
+        (_reject_add_in_shutdown), finishes the running ones and exits when no work is left;
+        the processes still running after ``timeout`` seconds are killed
+        (vllm/v1/engine/utils.py shutdown). With 0 (the default) the in-flight requests are
+        aborted at once. A second signal stops at once."""
+        state = self.state
+        with state.lock:
+            in_flight = state.in_flight
+        vllm_log.drain_start(state.printer, timeout, in_flight)
+        deadline = time.monotonic() + timeout
+        while state.in_flight and time.monotonic() < deadline and not state.stop.is_set():
+            time.sleep(0.05)
+        if not state.in_flight:
+            vllm_log.drain_end(state.printer)
+        self._stop()
 
     def pause(self, weight: float) -> bool:
         """Sleep for this phase's share of the delay; False when asked to stop."""
@@ -103,6 +132,7 @@ def run_vllm(argv: list[str]) -> int:
     api_pid = _display_pid()
     printer = VllmPrinter(release(version), api_pid, api_pid + 175)
     state = EngineState("vllm", plan, args, printer)
+    state.drain_reject = lambda request_id: vllm_log.drain_reject(printer, request_id)
     life = Lifecycle(state)
     host = args.host or "0.0.0.0"
     try:

@@ -179,6 +179,11 @@ class EngineState:
         self.fault = runtime_fault(os.environ)
         self.runtime_crash = None  # set by the runner: prints the crash record, ends the engine
         self.wedged = threading.Event()
+        # Graceful shutdown (vLLM --shutdown-timeout > 0, runner.Lifecycle): requests refused
+        # with 503 while the ones in flight (counted until their last byte is sent) finish.
+        self.draining = threading.Event()
+        self.in_flight = 0
+        self.drain_reject = None  # set by the runner: logs the engine's "Rejecting request" line
         self.time_scale = time_scale(os.environ)
         self.sim = self._make_engine()
         self.last_accept_length = 0.0
@@ -664,7 +669,7 @@ class Handler(BaseHTTPRequestHandler):
         state = self.state
         path = self.path.split("?", 1)[0]
         if path in ("/health", "/health_generate", "/ping"):
-            if state.dead or not state.ready.is_set():
+            if state.dead or not state.ready.is_set() or state.draining.is_set():
                 self._send(503, b"", "application/json")
             else:
                 self._send(200, b"", "application/json")
@@ -723,6 +728,15 @@ class Handler(BaseHTTPRequestHandler):
         if not state.ready.is_set():
             self._send(503, b"")
             return
+        if state.draining.is_set():
+            # vLLM 0.19.1 rejects a request added during shutdown (vllm/v1/engine/core.py
+            # _reject_add_in_shutdown); the simulator answers it 503, as a load balancer expects
+            # of a draining backend, so the gateway retries it on another host.
+            if state.drain_reject:
+                state.drain_reject(uuid.uuid4().hex)
+            self.close_connection = True  # its body is left unread
+            self._error(503, "Server shutting down", "ServiceUnavailableError")
+            return
         if not self._authorised():
             self._send(401, {"error": "Unauthorized"})
             return
@@ -753,6 +767,16 @@ class Handler(BaseHTTPRequestHandler):
         temperature = body.get("temperature", sampling.get("temperature"))
         ignore_eos = bool(body.get("ignore_eos", sampling.get("ignore_eos", False)))
         min_tokens = int(body.get("min_tokens", sampling.get("min_new_tokens", 0)) or 0)
+        with state.lock:
+            state.in_flight += 1
+        try:
+            self._generate(kind, body, prompt, max_tokens, temperature, ignore_eos, min_tokens)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _generate(self, kind, body, prompt, max_tokens, temperature, ignore_eos, min_tokens) -> None:
+        state = self.state
         stream = _Stream(self, kind, body) if body.get("stream") and kind != "generate" else None
         try:
             result = state.generate(prompt, max_tokens, temperature, chat=kind == "chat", ignore_eos=ignore_eos,

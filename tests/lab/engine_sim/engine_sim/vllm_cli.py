@@ -172,6 +172,9 @@ def build_parser(version: str) -> tuple[argparse.ArgumentParser, argparse.Argume
         add("--performance-mode", type=str, default="balanced",
             choices=["balanced", "interactivity", "throughput"])
         add("--fail-on-environ-validation", action=bool_flag, default=False)
+    if at_least(version, "0.18.0"):
+        # vllm/engine/arg_utils.py (0.19.1): "Shutdown timeout in seconds. 0 = abort, >0 = wait."
+        add("--shutdown-timeout", type=int, default=0)
     if at_least(version, "0.22.0"):
         add("--linear-backend", type=_backend_name, default="auto", choices=LINEAR_BACKENDS)
     # Speculative decoding

@@ -446,6 +446,23 @@ def misaligned_address_crash(p: VllmPrinter, plan: VllmPlan, running: int) -> No
                         "See stack trace (above) for the root cause.")))
 
 
+def drain_start(p: VllmPrinter, timeout: int, in_flight: int) -> None:
+    """vLLM 0.19.1 vllm/v1/engine/core.py ``_handle_shutdown``, on SIGTERM with --shutdown-timeout > 0."""
+    p.log("EngineCore", "INFO", "core.py:1210", f"Shutdown initiated (timeout={timeout})")
+    if in_flight:
+        p.log("EngineCore", "INFO", "core.py:1222", f"Draining {in_flight} in-flight requests (timeout={timeout}s)")
+
+
+def drain_reject(p: VllmPrinter, request_id: str) -> None:
+    """vLLM 0.19.1 vllm/v1/engine/core.py ``_reject_add_in_shutdown``: a request added while draining."""
+    p.log("EngineCore", "INFO", "core.py:1276", f"Rejecting request {request_id} (server shutting down)")
+
+
+def drain_end(p: VllmPrinter) -> None:
+    """The last in-flight request finished (core.py ``_handle_shutdown``: no work remaining)."""
+    p.log("EngineCore", "INFO", "core.py:1233", "Shutdown complete")
+
+
 def shutdown(p: VllmPrinter, errored: bool) -> None:
     if errored:
         p.log("APIServer", "ERROR", "launcher.py:110", "Engine is dead. Shutting down the server.")
