@@ -26,3 +26,19 @@ def shared_sparks():
     finally:
         labkit.run([labkit.NIGHTLY, "move", labkit.TAG, original], check=False)
         shared.remove()
+
+
+@pytest.fixture(scope="session")
+def spark_3():
+    """``labkit.SharedSparks`` for ``labkit.SPARK_3`` alone (the readiness and watchdog tests, one
+    pytest-xdist group): made by the first module needing it, removed at the session's end. It never
+    moves the registry's rolling tag, so it does not put it back either: the worker of the pin and
+    rollout tests may be moving it at that moment."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab runs as root")
+    labkit.run([os.path.join(labkit.LAB, "lab.sh"), "up"])
+    shared = labkit.SharedSparks()
+    try:
+        yield shared
+    finally:
+        shared.remove()

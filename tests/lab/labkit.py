@@ -48,9 +48,13 @@ LAB_LOCK = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_
 LAB_APT_KEY = os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "apt_signing_key.yml")
 
 # The shared simulated DGX Sparks and their serving ports (811x: tests/lab/README.md's port plan).
-# Modules that need one host take the first.
+# Modules that need one host take the first. SPARKS (the pin and rollout tests, which move the
+# registry's rolling tag) and SPARK_3 (the readiness and watchdog tests, which never move it) are two
+# pytest-xdist groups, each on a worker of its own, so the two chains run side by side.
 SPARKS = {"shared-spark-1": 8111, "shared-spark-2": 8112}
 SPARK_1, SPARK_2 = list(SPARKS)
+SPARK_3 = "shared-spark-3"
+ALL_SPARKS = dict(SPARKS, **{SPARK_3: 8113})
 
 # The watchdog of the serving container (server_container_name's default) and its history.
 WATCHDOG_SERVICE = "inferops-watchdog@inferops-serving.service"
@@ -207,16 +211,17 @@ class SharedSparks:
 
 
 @contextlib.contextmanager
-def module_fleet(shared, tmp_path_factory, name, hosts, group_vars=None):
+def module_fleet(shared, tmp_path_factory, name, hosts, group_vars=None, restore_tag=True):
     """A module's hold on the shared Sparks (``shared``: the ``shared_sparks`` fixture): an
     inventory of the module's own for ``hosts`` ({name: port}, a subset of ``SPARKS``) with
     ``group_vars`` (``GROUP_VARS`` when not given), fleet.yml and site.yml from it (which make
     and converge a host no module made yet, and converge back the others: see the module
-    docstring); yields the inventory's path. At the end the rolling tag is moved back."""
-    unknown = sorted(host for host, port in hosts.items() if SPARKS.get(host) != port)
-    assert not unknown, "not shared Sparks with their shared ports: %s (labkit.SPARKS)" % unknown
+    docstring); yields the inventory's path. At the end the rolling tag is moved back, unless
+    ``restore_tag`` is false (a module that never moves it, whose worker runs beside one that does)."""
+    unknown = sorted(host for host, port in hosts.items() if ALL_SPARKS.get(host) != port)
+    assert not unknown, "not shared Sparks with their shared ports: %s (labkit.ALL_SPARKS)" % unknown
     new = shared.claim(hosts)
-    original = tag_digest()
+    original = tag_digest() if restore_tag else None
     inventory = write_inventory(str(tmp_path_factory.mktemp(name + "-inventory")), hosts,
                                 GROUP_VARS if group_vars is None else group_vars)
     try:
@@ -227,4 +232,5 @@ def module_fleet(shared, tmp_path_factory, name, hosts, group_vars=None):
             reset_watchdog(host)
         yield inventory
     finally:
-        run([NIGHTLY, "move", TAG, original], check=False)
+        if restore_tag:
+            run([NIGHTLY, "move", TAG, original], check=False)

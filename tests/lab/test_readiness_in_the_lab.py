@@ -3,7 +3,7 @@
 every 30 s, a killed controller's re-run resumes the wait without a second container start, and a
 start that stops making progress fails naming the phase it was stuck in.
 
-The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, made once per session by
+The shared simulated DGX Spark of the readiness and watchdog tests (``labkit.SPARK_3``, made once per session by
 the first module needing it: tests/lab/labkit.py), taken with an inventory of this module's own and
 converged from it first (``labkit.module_fleet``): that deployment is the canary's last known-good.
 The simulator's start-up is slowed with ENGINE_SIM_STARTUP_DELAY (its phase lines spread over it)
@@ -27,12 +27,12 @@ import time
 
 import pytest
 
-from labkit import ROOT, SPARK_1, SPARKS, container, exec_on, module_fleet, playbook_env, recap, serving
+from labkit import ALL_SPARKS, ROOT, SPARK_3, container, exec_on, module_fleet, playbook_env, recap, serving
 
-CANARY = SPARK_1
-HOSTS = {CANARY: SPARKS[CANARY]}
+CANARY = SPARK_3
+HOSTS = {CANARY: ALL_SPARKS[CANARY]}
 
-pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("spark_3")]  # one pytest-xdist worker: labkit.SPARK_3
 
 STATE = "/var/lib/inferops-serving/inferops-serving.json"
 WAIT_TASK = "Assert the backends the engine selected"
@@ -43,8 +43,8 @@ PROGRESS = re.compile(r"^\s+msg: (?P<phase>[a-z_]+), (?P<elapsed>\d+) s$")
 
 
 @pytest.fixture(scope="module")
-def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(shared_sparks, tmp_path_factory, "readiness", HOSTS) as inventory:
+def fleet(spark_3, tmp_path_factory):
+    with module_fleet(spark_3, tmp_path_factory, "readiness", HOSTS, restore_tag=False) as inventory:
         yield inventory
 
 
