@@ -105,8 +105,8 @@ class ParserBuilder:
                 record["value"] = "one"  # nargs=None: one value, whatever the action's default
                 return
             value = value_node.value if isinstance(value_node, ast.Constant) else None
-            record["value"] = {"?": "optional", "*": "many", "+": "many", 0: "none"}.get(value, "one" if value else
-                                                                                        record["value"])
+            by_nargs = {"?": "optional", "*": "many", "+": "many", 0: "none"}
+            record["value"] = by_nargs.get(value, "one" if value else record["value"])
         elif key == "type":
             normalise = _normalise_of(value_node)
             if normalise:

@@ -32,7 +32,7 @@ def class_fields(src, module, node, depth=0):
 def field_kwargs(src, module, annotation, optional_str_bool):
     """What ``_compute_kwargs`` makes of one field: ``{"value", "choices", "negatable", ...}``."""
     flat = hints(src, module, annotation)
-    kinds = {kind for kind, _ in flat}
+    kinds = {kind for kind, _detail in flat}
     if "classvar" in kinds:
         return None
     result = {"value": "one", "choices": None, "action": None, "normalise": []}
@@ -58,7 +58,7 @@ def field_kwargs(src, module, annotation, optional_str_bool):
             result["value"] = "many"
             inner = [detail for k, detail in flat if k == kind][0] or []
             inner_values = [v for k, d in inner if k == "literal" for v in d]
-            inner_kinds = {k for k, _ in inner}
+            inner_kinds = {k for k, _detail in inner}
             if inner_values and "str" not in inner_kinds:
                 result["choices"] = sorted({str(v) for v in inner_values})
                 if "none" in kinds:

@@ -105,11 +105,11 @@ def literal(src, module, node, depth=0):
         members = enum_values(src, module, node.generators[0].iter, depth)
         variable, text = node.generators[0].target.id, ast.unparse(node.elt)
         if text == variable + ".name.lower()":
-            return [name.lower() for name, _ in members]
+            return [name.lower() for name, _value in members]
         if text == variable + ".name":
-            return [name for name, _ in members]
+            return [name for name, _value in members]
         if text == variable + ".value":
-            return [value for _, value in members]
+            return [value for _name, value in members]
     raise Unknown(ast.dump(node)[:80])
 
 

@@ -47,7 +47,7 @@ def _sglang_field_option(src, module, name, annotation, builder):
                     builder.apply_set(record, key.value, value, module)
         return names, record
     flat = hints(src, module, inner)
-    kinds = {kind for kind, _ in flat}
+    kinds = {kind for kind, _detail in flat}
     literal_values = [v for kind, detail in flat if kind == "literal" for v in detail]
     if "literal" in kinds:
         record["choices"] = choices_of(src, module, arg["choices"]) if "choices" in arg else \

@@ -11,6 +11,10 @@ from .config_fields import class_fields
 from .evaluate import literal
 from .source import Source
 
+# How vllm/envs.py's environment_variables is told from its other dicts: its keys start so (or are upper-case).
+_ENV_PREFIXES = ("VLLM_", "CUDA_", "LD_", "S3_", "K_", "LOCAL_", "MAX_", "CMAKE_", "NVCC_", "VERBOSE", "Q_SCALE",
+                 "V_SCALE", "NO_")
+
 
 def vllm_catalog(root):
     src = Source(root)
@@ -52,8 +56,7 @@ def vllm_catalog(root):
             for stmt in found.body:
                 if isinstance(stmt, ast.Assign) and getattr(stmt.targets[0], "id", "") == "_inverse_prefixes":
                     inverse = literal(src, "vllm.utils.argparse_utils", stmt.value)
-                    inverse = {k: v for k, v in zip(
-                        [k.value for k in stmt.value.keys], [v.value for v in stmt.value.values])}
+                    inverse = dict(zip([k.value for k in stmt.value.keys], [v.value for v in stmt.value.values]))
     flags = finish(builder.options, inverse)
     # FlexibleArgumentParser turns -O<n>, -O <n> and -O=<n> into --optimization-level <n>.
     if argparse_utils is not None and "--optimization-level" in flags:
@@ -73,8 +76,6 @@ def vllm_catalog(root):
         for node in ast.walk(envs["tree"]):
             if isinstance(node, ast.Dict):
                 keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-                if keys and all(k.startswith(("VLLM_", "CUDA_", "LD_", "S3_", "K_", "LOCAL_", "MAX_", "CMAKE_",
-                                               "NVCC_", "VERBOSE", "Q_SCALE", "V_SCALE", "NO_")) or k.isupper()
-                                for k in keys) and len(keys) > 20:
+                if keys and all(k.startswith(_ENV_PREFIXES) or k.isupper() for k in keys) and len(keys) > 20:
                     env.extend(keys)
     return src, flags, spec_keys, sorted(set(env))
