@@ -280,7 +280,8 @@ def objective(given=None, bounds=None):
 
 
 def _blank(value):
-    return value is None or str(value).strip() == ""
+    """Unset: none, empty, or 0 (a role default meaning "the workload's")."""
+    return value is None or str(value).strip() in ("", "0")
 
 
 def levels(values):
