@@ -173,7 +173,7 @@ def _objective(objective):
         except (TypeError, ValueError):
             raise BenchError("objective %s: got %r; expected a number" % (key, value))
     if not out:
-        raise BenchError(NO_OBJECTIVE)
+        raise BenchError(NO_OBJECTIVE[0].lower() + NO_OBJECTIVE[1:])
     return out
 
 
@@ -276,6 +276,8 @@ def objective(given=None, bounds=None):
     (``benchmark_tune_ttft_p99_s`` ...) laid over; unset ones dropped. Refused when empty."""
     merged = dict(given or {})
     merged.update({key: value for key, value in (bounds or {}).items() if value is not None and value != ""})
+    if not any(value is not None and value != "" for value in merged.values()):
+        raise BenchError(NO_OBJECTIVE)
     return _objective(merged)
 
 
