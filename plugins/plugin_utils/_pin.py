@@ -102,7 +102,10 @@ def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix
     repository, tag = image["repository"], image["tag"]
     name = registry_prefix(prefix) + repository
     pulled = (pull or {}).get("image") or {}
-    digest = (remote or {}).get("digest") or "" if check_mode else repo_digest(pulled.get("RepoDigests"), name)
+    if check_mode:
+        digest = (remote or {}).get("digest") or ""
+    else:
+        digest = repo_digest(pulled.get("RepoDigests"), name)
     full = "%s:%s" % (repository, tag)
     current = (((lock or {}).get("images") or {}).get(full)) or {}
     laid = dict(overrides or {})
