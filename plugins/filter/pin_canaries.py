@@ -12,7 +12,7 @@ version_added: 0.4.0
 description:
   - In the hosts' order, the host marked C(canary) (the inventory's C(inferops_canary)), else the
     first host of each hardware group (C(inferops_hardware_group), else the host's first group other
-    than the serving group) and image.
+    than C(serving)) and image.
   - With O(image), only hosts deploying it; an image no host deploys is refused with the images in use.
 options:
   _input:
@@ -23,8 +23,8 @@ options:
   image:
     description: The C(repository:tag) to pin (C(pin_image)); empty for every image in use.
     type: str
-  serving_group:
-    description: The group (or pattern) of the serving hosts, not a hardware group.
+  pattern:
+    description: The play's host pattern (C(inferops_serving_hosts)), named when O(image) is deployed by no host.
     type: str
     default: serving
 """
@@ -47,9 +47,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, canaries
 
 
-def _pin_canaries(hosts, image=None, serving_group="serving"):
+def _pin_canaries(hosts, image=None, pattern="serving"):
     try:
-        return canaries(list(hosts), image or None, serving_group)
+        return canaries(list(hosts), image or None, pattern=pattern)
     except PinError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

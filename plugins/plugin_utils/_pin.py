@@ -40,16 +40,16 @@ def hardware_group(groups, given=None, serving_group="serving"):
     return next((group for group in groups or [] if group != serving_group), serving_group)
 
 
-def canaries(hosts, image=None, serving_group="serving"):
+def canaries(hosts, image=None, serving_group="serving", pattern=None):
     """One canary per hardware group and image, in the hosts' order: the host marked
     ``canary: true``, else the group's first host with that image. ``hosts``: ``[{host, image,
     groups, hardware_group, canary}]`` (hardware_group may be None). ``image``: only hosts deploying
-    it (``pin_image``); an image no host deploys is refused."""
+    it (``pin_image``); an image no host deploys is refused (``pattern``: the play's hosts, for the message)."""
     in_use = sorted({entry["image"] for entry in hosts})
     if image and image not in in_use:
         raise PinError("pin_image=%s is the image of no host in %s: nothing would be validated or pinned. The "
                        "fleet's profiles use %s; pin one of those, or give a host a profile that uses it."
-                       % (image, serving_group, ", ".join(in_use) or "nothing"))
+                       % (image, pattern or serving_group, ", ".join(in_use) or "nothing"))
     chosen = {}
     for entry in hosts:
         if image and entry["image"] != image:

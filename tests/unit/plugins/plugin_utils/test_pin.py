@@ -179,3 +179,10 @@ def test_the_soak_mirror_and_archive_are_recorded():
     assert entry["mirror"] == "127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD
     assert entry["archive"] == "spark-1:" + target["archive"]
     assert _pin.mirror_reference("m/", "r", NEW, {}) == "m/r@" + NEW
+
+
+def test_a_host_pattern_is_not_a_hardware_group():
+    hosts = [host("a", groups=["serving", "gb10"]), host("b", groups=["serving", "g7e"])]
+    assert _pin.canaries(hosts, pattern="serving:!lab") == ["a", "b"]
+    with pytest.raises(_pin.PinError, match="no host in serving:!lab"):
+        _pin.canaries(hosts, "x/y:z", pattern="serving:!lab")
