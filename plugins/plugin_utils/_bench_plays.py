@@ -13,6 +13,8 @@ bench_summary, bench_table, bench_level, bench_candidates, bench_tune and bench_
 """
 from __future__ import annotations
 
+import re
+
 from ansible_collections.inferops.serving.plugins.plugin_utils import _bench
 
 BenchError = _bench.BenchError
@@ -158,8 +160,10 @@ def candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
             args = _bench.overlay(config, {}, engine)["server_profile_overrides"]["args"]
             overrides = dict(base_overrides or {})
             overrides["args"] = dict(overrides.get("args") or {}, **args)
-            out.append({"config": config, "concurrency": seq, "overrides": overrides,
-                        "label": "max-num-seqs %d%s" % (seq, ", k=%d" % draft if draft is not None else "")})
+            label = "max-num-seqs %d%s" % (seq, ", k=%d" % draft if draft is not None else "")
+            # its sweep's directory under tune's results directory
+            out.append({"config": config, "concurrency": seq, "overrides": overrides, "label": label,
+                        "slug": re.sub(r"[^0-9a-z]+", "-", label)})
     return out
 
 

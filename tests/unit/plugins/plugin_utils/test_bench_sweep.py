@@ -93,3 +93,8 @@ def test_the_overlay_lays_the_chosen_flags_over_the_inventorys_at_every_depth():
 def test_results_dir_and_timeout_helpers():
     assert _bench_plays.results_dir("h", "/x/{host}/y") == "/x/h/y"
     assert _bench_plays.sweep_timeout([1], 1, None) == 1 * 1 * (180 + 240) + 300
+
+
+def test_each_candidate_names_its_sweep_directory():
+    found = _bench_plays.candidates(PLAN, "8", "2")
+    assert [c["slug"] for c in found] == ["max-num-seqs-8-k-2"]
