@@ -40,7 +40,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: A list of C({config, concurrency, overrides, label}); C(config) has C(max_num_seqs) and C(k).
+  description:
+    - A list of C({config, concurrency, overrides, label, slug}); C(config) has C(max_num_seqs) and C(k);
+      C(slug) names the candidate's sweep directory (C(max-num-seqs-8-k-2)).
   type: list
   elements: dict
 """

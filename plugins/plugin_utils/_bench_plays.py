@@ -13,9 +13,16 @@ bench_summary, bench_table, bench_level, bench_candidates, bench_tune and bench_
 """
 from __future__ import annotations
 
+import re
+
 from ansible_collections.inferops.serving.plugins.plugin_utils import _bench
 
 BenchError = _bench.BenchError
+
+NO_OBJECTIVE = ("No latency objective: give at least one bound, e.g. -e benchmark_tune_ttft_p99_s=8 "
+                "-e benchmark_tune_itl_p99_ms=150 (or -e '{\"benchmark_tune_objective\": {\"ttft_p99_s\": 8}}')")
+# Each level: its duration (default 180 s, or about 1 s a request), its warm-up and AIPerf's start (10-40 s).
+LEVEL_SLACK_S, SWEEP_SLACK_S, DEFAULT_DURATION_S, DEFAULT_LEVELS = 240, 300, 180, 5
 
 # Speculative flags per engine: a profile without one has no draft tokens to tune (k is not swept).
 _SPECULATIVE_ARGS = {"vllm": ("speculative_config", "speculative-config"),
@@ -135,15 +142,15 @@ def candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
     if engine not in ("vllm", "sglang"):
         raise BenchError("deployment: engine %r; expected the server role's server_deployment (vllm or sglang)"
                          % (engine,))
-    seqs = _int_list(max_num_seqs, "inferops_tune_max_num_seqs") or [4, 8, 16, 32]
+    seqs = _int_list(max_num_seqs, "benchmark_tune_max_num_seqs") or [4, 8, 16, 32]
     if not speculative(deployment):
         if k:
-            raise BenchError("inferops_tune_k: the profile %s runs no speculative decoding; there are no draft "
-                             "tokens to tune: leave inferops_tune_k unset"
+            raise BenchError("benchmark_tune_k: the profile %s runs no speculative decoding; there are no draft "
+                             "tokens to tune: leave benchmark_tune_k unset"
                              % (deployment.get("profile") or {}).get("name"))
         ks = [None]
     else:
-        ks = _int_list(k, "inferops_tune_k") or [1, 2, 3]
+        ks = _int_list(k, "benchmark_tune_k") or [1, 2, 3]
     out = []
     for seq in seqs:
         for draft in ks:
@@ -153,8 +160,10 @@ def candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
             args = _bench.overlay(config, {}, engine)["server_profile_overrides"]["args"]
             overrides = dict(base_overrides or {})
             overrides["args"] = dict(overrides.get("args") or {}, **args)
-            out.append({"config": config, "concurrency": seq, "overrides": overrides,
-                        "label": "max-num-seqs %d%s" % (seq, ", k=%d" % draft if draft is not None else "")})
+            label = "max-num-seqs %d%s" % (seq, ", k=%d" % draft if draft is not None else "")
+            # its sweep's directory under tune's results directory
+            out.append({"config": config, "concurrency": seq, "overrides": overrides, "label": label,
+                        "slug": re.sub(r"[^0-9a-z]+", "-", label)})
     return out
 
 
@@ -168,8 +177,7 @@ def _objective(objective):
         except (TypeError, ValueError):
             raise BenchError("objective %s: got %r; expected a number" % (key, value))
     if not out:
-        raise BenchError("no latency objective: give at least one bound, e.g. -e inferops_tune_ttft_p99_s=4 "
-                         "-e inferops_tune_itl_p99_ms=150")
+        raise BenchError(NO_OBJECTIVE[0].lower() + NO_OBJECTIVE[1:])
     return out
 
 
@@ -225,7 +233,7 @@ def tune(entries, objective, deployment, host=None):
             reason = "k=%d: the only k measured meeting the objective at max-num-seqs %d" % (
                 choice["k"], choice["max_num_seqs"])
             if by_acceptance is not None and by_acceptance["k"] != choice["k"]:
-                reason += ("; the acceptance rule suggests k=%d (%s): sweep it with inferops_tune_k"
+                reason += ("; the acceptance rule suggests k=%d (%s): sweep it with benchmark_tune_k"
                            % (by_acceptance["k"], by_acceptance["reason"]))
         result["k_advice"] = {"measured": measured, "acceptance": by_acceptance, "k": choice["k"], "reason": reason}
         evidence["k_advice"] = result["k_advice"]
@@ -246,7 +254,7 @@ def gate(candidate, baseline=None, threshold=0.10):
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
-        raise BenchError("inferops_pin_perf_threshold: got %r; expected a fraction, e.g. 0.10" % (threshold,))
+        raise BenchError("pin_perf_threshold: got %r; expected a fraction, e.g. 0.10" % (threshold,))
     figures = {key: value for key, value in candidate.items() if key != "runs"}
     if not baseline or baseline.get("output_tok_s") is None:
         return {"accepted": True, "baseline": None, "figures": figures, "signature": None,
@@ -256,7 +264,7 @@ def gate(candidate, baseline=None, threshold=0.10):
     if baseline.get("concurrency") != candidate.get("concurrency"):
         return {"accepted": True, "baseline": baseline, "figures": figures, "signature": None,
                 "message": "accepted without comparison: the lock's baseline was measured at concurrency %s, this "
-                           "benchmark at %s (set inferops_pin_bench_concurrency=%s to compare); recorded %.1f output "
+                           "benchmark at %s (set pin_bench_concurrency=%s to compare); recorded %.1f output "
                            "tok/s at concurrency %s as the new baseline"
                            % (baseline.get("concurrency"), candidate["concurrency"], baseline.get("concurrency"),
                               candidate["output_tok_s"], candidate["concurrency"])}
@@ -265,3 +273,102 @@ def gate(candidate, baseline=None, threshold=0.10):
                           "speculative acceptance": "speculative_acceptance_collapsed"}[reason]
                          for reason in verdict["reasons"]) or None
     return dict(verdict, baseline=baseline, figures=figures, signature=signature)
+
+
+def objective(given=None, bounds=None):
+    """tune's objective: ``benchmark_tune_objective`` with the single bounds
+    (``benchmark_tune_ttft_p99_s`` ...) laid over; unset ones dropped. Refused when empty."""
+    merged = dict(given or {})
+    merged.update({key: value for key, value in (bounds or {}).items() if value is not None and value != ""})
+    if not any(value is not None and value != "" for value in merged.values()):
+        raise BenchError(NO_OBJECTIVE)
+    return _objective(merged)
+
+
+def _blank(value):
+    """Unset: none, empty, or 0 (a role default meaning "the workload's")."""
+    return value is None or str(value).strip() in ("", "0")
+
+
+def levels(values):
+    """Concurrency levels as given (a list, a number or "1,4,8"), in order; [] for the workload's."""
+    if _blank(values):
+        return []
+    parts = [str(part).strip() for value in (values if isinstance(values, (list, tuple)) else [values])
+             for part in str(value).split(",") if str(part).strip()]
+    try:
+        out = [int(part) for part in parts]
+    except ValueError:
+        raise BenchError("benchmark_levels: got %r; expected concurrency levels, e.g. [1, 4, 8] or '1,4,8'" % (values,))
+    if any(level < 1 for level in out):
+        raise BenchError("benchmark_levels: got %r; every level must be 1 or more" % (values,))
+    return out
+
+
+def endpoint_url(deployment, url=None, address=None):
+    """The endpoint's base URL as the controller reaches it: ``benchmark_url``, else
+    http://<benchmark_address>:<the plan's port>."""
+    return str(url or "http://%s:%s" % (address, deployment["port"])).rstrip("/")
+
+
+def results_dir(host, given=None, root=".", stamp="", prefix=""):
+    """Where a host's sweep goes: ``given`` with {host} replaced, else <root>/<prefix><stamp>/<host>."""
+    if given:
+        return str(given).replace("{host}", host)
+    return "%s/%s%s/%s" % (str(root).rstrip("/"), prefix, stamp, host)
+
+
+def sweep_timeout(levels_, runs, duration=None):
+    """Seconds the sweep may take before Ansible gives up on it."""
+    seconds = int(duration) if not _blank(duration) else DEFAULT_DURATION_S
+    return (len(levels_) or DEFAULT_LEVELS) * int(runs) * (seconds + LEVEL_SLACK_S) + SWEEP_SLACK_S
+
+
+def sweep(deployment, host, python, scripts, options):
+    """The sweep of one host (scripts/run-loadgen sweep): ``{url, out, levels, timeout, argv,
+    plot_argv}``. ``options``: url, address, results_dir, root, stamp, prefix, levels, runs, duration,
+    requests, workload, seed, api_key (whether the key goes on standard input), profile_dirs."""
+    url = endpoint_url(deployment, options.get("url"), options.get("address") or host)
+    out = results_dir(host, options.get("results_dir"), options.get("root", "."), options.get("stamp", ""),
+                      options.get("prefix", ""))
+    wanted = levels(options.get("levels"))
+    runs = int(options.get("runs") or 3)
+    duration, requests = options.get("duration"), options.get("requests")
+    argv = [python, scripts + "/run-loadgen", "sweep", "--url", url, "--engine", deployment["engine"],
+            "--model", deployment["served_model_name"], "--out", out, "--workload", options.get("workload") or "chat",
+            "--runs", str(runs), "--seed", str(options.get("seed") or 1)]
+    if wanted:
+        argv += ["--levels", ",".join(str(level) for level in wanted)]
+    if not _blank(duration):
+        argv += ["--duration", str(duration)]
+    if not _blank(requests):
+        argv += ["--requests", str(requests)]
+    if runs < 3:
+        argv.append("--allow-fewer-runs")
+    if options.get("api_key"):
+        argv.append("--api-key-stdin")
+    plot = [python, scripts + "/run-loadgen", "plot", "--summary", out + "/summary.json", "--out", out + "/plot.png",
+            "--profile", deployment["profile"]["name"],
+            "--title", "%s %s %s" % (host, deployment["engine"], deployment["served_model_name"])]
+    if _max_num_seqs(deployment) is not None:
+        plot += ["--max-num-seqs", str(_max_num_seqs(deployment))]
+    plot += ["--profile-dir=%s" % directory for directory in options.get("profile_dirs") or []]
+    return {"url": url, "out": out, "levels": wanted, "timeout": sweep_timeout(wanted, runs, duration),
+            "argv": argv, "plot_argv": plot}
+
+
+def _merged(base, over):
+    """``base`` with ``over`` laid over, mappings merged at every depth (Ansible's combine(recursive=true))."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def overlay_vars(decision, base_overrides, failed, sweeps):
+    """The variables of tune's inventory overlay: the inventory's own overrides with the chosen flags
+    laid over, and the evidence (every candidate's figures, the failed ones, where the sweeps are)."""
+    overlay_ = decision["overlay"]
+    overrides = _merged(base_overrides or {}, overlay_["server_profile_overrides"])
+    evidence = dict(overlay_["server_profile_overrides_evidence"], failed=list(failed or []), sweeps=sweeps)
+    return {"server_profile_overrides": overrides, "server_profile_overrides_evidence": evidence}

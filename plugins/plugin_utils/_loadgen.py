@@ -148,7 +148,7 @@ def aiperf_tmp_base(tmpdir, fallback="/tmp"):
 
 def api_key(stdin_text=None, env=None, env_name=None):
     """The endpoint's API key for a sweep, from the first line of standard input (``stdin_text``:
-    playbooks/tasks/bench_sweep.yml hands it over there, as the command module's ``stdin``: Ansible's
+    roles/benchmark/tasks/sweep.yml hands it over there, as the command module's ``stdin``: Ansible's
     ``environment`` would put it on the controller's ``sh -c`` command line) or from the environment
     variable ``env_name`` (a person running run-loadgen); None without either. An empty one is an
     error naming its source, never the key."""

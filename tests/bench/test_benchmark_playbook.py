@@ -83,7 +83,7 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
         "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     (inv / "group_vars" / "serving.yml").write_text(yaml.safe_dump({
         "server_profile": "gb10-nvfp4-mtp-latency", "server_port": simulator, "inferops_become": False,
-        "inferops_bench_address": "127.0.0.1", "server_secrets": {"VLLM_API_KEY": API_KEY}}))
+        "benchmark_address": "127.0.0.1", "server_secrets": {"VLLM_API_KEY": API_KEY}}))
     # No results directory given: the default is benchmark-results/<UTC time>/<host> in the directory the
     # playbook is started from (a shell's PWD), here tmp_path, never inside the collection.
     workdir = tmp_path / "work"
@@ -97,8 +97,8 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
     # read a few times a second: the key must be in none (AIPerf gets it in its own process).
     with open(tmp_path / "ansible.out", "w+", encoding="utf-8") as output:
         proc = subprocess.Popen([playbook, os.path.join(ROOT, "playbooks", "benchmark.yml"), "-i", str(inv / "hosts.yml"),
-                                 "-e", "inferops_bench_levels=1,4", "-e", "inferops_bench_runs=2",
-                                 "-e", "inferops_bench_duration=5"],
+                                 "-e", "benchmark_levels=1,4", "-e", "benchmark_runs=2",
+                                 "-e", "benchmark_duration=5"],
                                 cwd=workdir, env=env, stdout=output, stderr=subprocess.STDOUT, text=True)
         argv_seen, key_in_argv = 0, []
         while proc.poll() is None:

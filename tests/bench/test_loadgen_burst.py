@@ -16,7 +16,7 @@ Measured here (2-core machine, a CI run beside it): 100 requests at 0.25, 62 s, 
 33 ms); 500 at 0.1, 225 s: 3,153 tok/s, 29.7 req/s, 2.94 s, 64 ms (the model: 3,157 / 29.7 / 2.94 s /
 64 ms; seed 002: 3,215 / 31.9 / 2.91 s / 61 ms).
 What it does not prove: anything about a real SGLang; the lab's Docker fleet (benchmark.yml against
-lab-g7e runs the same sweep through the playbook: `-e inferops_bench_workload=burst`).
+lab-g7e runs the same sweep through the playbook: `-e benchmark_workload=burst`).
 
 Time: the burst's 500 streams at the model's speed are ~8,000 streamed chunks a second, more than this
 2-core machine serves in Python; ENGINE_SIM_TIME_SCALE below 1 runs the model that many times slower

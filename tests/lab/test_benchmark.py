@@ -12,7 +12,7 @@ and tuned overlay live there, never in the repository's inventories), converged 
   16, 9.1 s at 32; the simulator: 4.5 s and 9.3 s): candidates 8, 16, 32 at k=2, the overlay
   recommends 16, lints, then deploys with site.yml and is proven with the plan's derived
   expectations (max_num_seqs 16);
-* playbooks/pin.yml -e inferops_pin_bench=true: a good nightly pinned with its figures (no baseline
+* playbooks/pin.yml -e pin_bench=true: a good nightly pinned with its figures (no baseline
   yet: recorded), a nightly 30 % slower (tests/lab/nightly.sh build VERSION slow_nightly 0.30)
   refused with both figures and on the known-bad list as slower_than_baseline, the canary back on
   the deployment before it; a nightly 5 % slower (within the 10 % threshold) pinned with its figures;
@@ -116,7 +116,7 @@ GROUP_VARS = {
     "server_profile_overrides": {"args": {"host": "127.0.0.1"},
                                  "env": {"ENGINE_SIM_TIME_SCALE": "%g" % SCALE}},
     # The engines listen on this machine's loopback (host networking); the load generator runs here.
-    "inferops_bench_address": "127.0.0.1",
+    "benchmark_address": "127.0.0.1",
 }
 
 
@@ -193,9 +193,9 @@ def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
     """About 5 minutes at SCALE 8: 2 levels x 3 runs x (160 model seconds = 20 s + warm-up + the drain +
     AIPerf's start ~20 s)."""
     out = tmp_path / "results"
-    result = playbook(fleet, "playbooks/benchmark.yml", "-e", "inferops_bench_levels=1,32",
-                      "-e", "inferops_bench_runs=3", "-e", "inferops_bench_duration=" + wall_seconds(MODEL_SECONDS),
-                      "-e", "inferops_bench_results_dir=%s/{host}" % out)
+    result = playbook(fleet, "playbooks/benchmark.yml", "-e", "benchmark_levels=1,32",
+                      "-e", "benchmark_runs=3", "-e", "benchmark_duration=" + wall_seconds(MODEL_SECONDS),
+                      "-e", "benchmark_results_dir=%s/{host}" % out)
     host = out / HOST
     summary = json.loads((host / "summary.json").read_text())
     assert summary["runs_used"] == [2, 3] and summary["warmup_dropped"]
@@ -233,10 +233,10 @@ def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, 
     latencies only add to it): if it passes, lower the bound towards 16's figure in tune.json."""
     overlay = os.path.join(fleet, "host_vars", HOST, "tuned.yml")
     objective = round(TUNE_TTFT_P50_MODEL_S / SCALE, 4)
-    result = playbook(fleet, "playbooks/tune.yml", "-l", HOST, "-e", "inferops_tune_ttft_p50_s=%s" % objective,
-                      "-e", "inferops_tune_max_num_seqs=8,16,32", "-e", "inferops_tune_k=2",
-                      "-e", "inferops_tune_runs=1", "-e", "inferops_tune_duration=" + wall_seconds(180),
-                      "-e", "inferops_tune_results_dir=%s/{host}" % tmp_path)
+    result = playbook(fleet, "playbooks/tune.yml", "-l", HOST, "-e", "benchmark_tune_ttft_p50_s=%s" % objective,
+                      "-e", "benchmark_tune_max_num_seqs=8,16,32", "-e", "benchmark_tune_k=2",
+                      "-e", "benchmark_tune_runs=1", "-e", "benchmark_tune_duration=" + wall_seconds(180),
+                      "-e", "benchmark_tune_results_dir=%s/{host}" % tmp_path)
     assert "max_num_seqs=16" in result.stdout
     with open(overlay, encoding="utf-8") as handle:
         written = yaml.safe_load(handle)
@@ -263,9 +263,9 @@ def pin_bench(inventory, *extra, check=True):
     # The reference concurrency 4 (seed 000, maxseq=32: 47.1 tok/s): a 256-token request takes ~22 s
     # of model time, so 120 model seconds (15 s at SCALE 8) complete ~20; 2 runs (the level's warm-up
     # requests first; both pins measured alike, so the gate compares like with like). About 3 minutes a pin.
-    return playbook(inventory, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
-                    "-e", "inferops_pin_bench=true", "-e", "inferops_pin_bench_concurrency=4",
-                    "-e", "inferops_pin_bench_runs=2", "-e", "inferops_pin_bench_duration=" + wall_seconds(120),
+    return playbook(inventory, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE,
+                    "-e", "pin_bench=true", "-e", "pin_bench_concurrency=4",
+                    "-e", "pin_bench_runs=2", "-e", "pin_bench_duration=" + wall_seconds(120),
                     *extra, check=check)
 
 
@@ -352,8 +352,8 @@ def test_benchmark_reproduces_seed002s_burst_on_a_g7e(g7e_fleet, tmp_path):
     seconds, ~2.5 minutes, plus AIPerf's start). One run: a burst's warm-up is its own three requests, and
     3 runs of it would triple the time for R2-R3 statistics the figure check does not need."""
     out = tmp_path / "results"
-    playbook(g7e_fleet, "playbooks/benchmark.yml", "-e", "inferops_bench_workload=burst",
-             "-e", "inferops_bench_runs=1", "-e", "inferops_bench_results_dir=%s/{host}" % out)
+    playbook(g7e_fleet, "playbooks/benchmark.yml", "-e", "benchmark_workload=burst",
+             "-e", "benchmark_runs=1", "-e", "benchmark_results_dir=%s/{host}" % out)
     host = out / G7E_HOST
     summary = json.loads((host / "summary.json").read_text())
     [level] = summary["levels"]

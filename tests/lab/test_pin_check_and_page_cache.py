@@ -70,7 +70,7 @@ def fleet(shared_sparks, tmp_path_factory):
 
 # ------------------------------------------------------------------------------ pin.yml --check
 def test_pin_check_with_the_tag_unmoved_compares_it_with_the_lock(fleet):
-    result = playbook(fleet["inventory"], "playbooks/pin.yml", "--check", "-e", "inferops_pin_image=" + IMAGE)
+    result = playbook(fleet["inventory"], "playbooks/pin.yml", "--check", "-e", "pin_image=" + IMAGE)
     text = folded(result.stdout)
     if locked_digest(fleet["inventory"]) == fleet["original"]:
         assert "%s is still %s" % (IMAGE, fleet["original"]) in text and "nothing new" in text
@@ -85,7 +85,7 @@ def test_pin_check_reads_a_moved_tag_from_the_registry_and_changes_nothing(fleet
     run([NIGHTLY, "move", TAG, new])
     lock_before, images_before, container_before = lock_text(inventory), host_images(), container(HOST)
 
-    result = playbook(inventory, "playbooks/pin.yml", "--check", "-e", "inferops_pin_image=" + IMAGE)
+    result = playbook(inventory, "playbooks/pin.yml", "--check", "-e", "pin_image=" + IMAGE)
     text = folded(result.stdout)
     assert ("%s now points to %s (application/vnd.docker.distribution.manifest.v2+json, read from "
             "http://127.0.0.1:5000/v2/vllm/vllm-openai/manifests/%s); the lock has %s"
@@ -120,7 +120,7 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
     (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
     current = run([NIGHTLY, "digest", TAG]).stdout.strip()
 
-    playbook(str(inventory), "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    playbook(str(inventory), "playbooks/pin.yml", "-e", "pin_image=" + IMAGE)
     assert locked_digest(str(inventory)) == current
     assert sorted(os.listdir(inventory / "group_vars" / "all")) == ["image_lock.yml", "main.yml", "vault.yml"]
     converged = playbook(str(inventory), "site.yml", "-l", HOST)

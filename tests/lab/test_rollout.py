@@ -8,8 +8,8 @@ of this module's own (its lock and known-bad files live there, never in the repo
 inventories) and converged from it first (``labkit.module_fleet``), then driven with
 playbooks/pin.yml, site.yml and playbooks/rollback.yml. The rolling tag
 vllm/vllm-openai:cu130-nightly is moved in the lab registry with tests/lab/nightly.sh and restored
-afterwards. Then image availability: a digest pinned with inferops_pin_mirror and
-inferops_pin_archive_dir, deployed from the mirror and from the archive with no registry reachable.
+afterwards. Then image availability: a digest pinned with pin_mirror and
+pin_archive_dir, deployed from the mirror and from the archive with no registry reachable.
 Tests run in file order (549 s measured when the module built its own fleet, 195 s of them the
 image availability tests; not yet measured on the shared hosts).
 
@@ -49,7 +49,7 @@ def test_good_nightly_is_pinned_on_the_canary_then_rolled_out(fleet):
     run([NIGHTLY, "move", TAG, new])
     before_other = container(OTHER)
 
-    result = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    result = playbook(fleet, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE)
     entry = lock(fleet)[IMAGE]
     assert entry["digest"] == new
     assert entry["engine_version"].startswith("0.19.3rc1.dev8")
@@ -59,7 +59,7 @@ def test_good_nightly_is_pinned_on_the_canary_then_rolled_out(fleet):
     assert container(OTHER) == before_other, "pin.yml touched a host that is not the canary"
     assert recap(result.stdout)[OTHER]["changed"] == 0
 
-    again = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE)
+    again = playbook(fleet, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE)
     assert all(counts["changed"] == 0 for counts in recap(again.stdout).values()), again.stdout[-2000:]
     assert "nothing new" in again.stdout
 
@@ -113,8 +113,8 @@ def test_soak_catches_a_nightly_that_crashes_under_load_and_pins_one_that_holds(
         lock_before = lock(fleet)
         canary_before, other_before = container(CANARY), container(OTHER)
 
-        result = playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
-                          "-e", "inferops_pin_soak_minutes=0.5", check=False)
+        result = playbook(fleet, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE,
+                          "-e", "pin_soak_minutes=0.5", check=False)
         assert result.returncode != 0, result.stdout[-3000:]
         assert "the engine died under sustained load" in result.stdout
         assert "ASYNC POLL" in result.stdout or "ASYNC OK" in result.stdout or "ASYNC FAILED" in result.stdout
@@ -130,7 +130,7 @@ def test_soak_catches_a_nightly_that_crashes_under_load_and_pins_one_that_holds(
 
         holding = run([NIGHTLY, "build", "0.19.3rc2.dev2"]).stdout.strip()
         run([NIGHTLY, "move", TAG, holding])
-        playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE, "-e", "inferops_pin_soak_minutes=0.5")
+        playbook(fleet, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE, "-e", "pin_soak_minutes=0.5")
         entry = lock(fleet)[IMAGE]
         assert entry["digest"] == holding
         soak = entry["evidence"]["soak"]
@@ -248,8 +248,8 @@ def mirrored(fleet):
     target = original if lock(fleet)[IMAGE]["digest"] == new else new
     run([NIGHTLY, "move", TAG, target])
     exec_on(CANARY, "rm -rf /var/lib/inferops-images")
-    playbook(fleet, "playbooks/pin.yml", "-e", "inferops_pin_image=" + IMAGE,
-             "-e", "inferops_pin_mirror=" + MIRROR, "-e", "inferops_pin_archive_dir=/var/lib/inferops-images")
+    playbook(fleet, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE,
+             "-e", "pin_mirror=" + MIRROR, "-e", "pin_archive_dir=/var/lib/inferops-images")
     entry = lock(fleet)[IMAGE]
     assert entry["digest"] == target
     return entry

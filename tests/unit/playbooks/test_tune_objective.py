@@ -24,7 +24,7 @@ def tune(tmp_path, *extra, profile_vars=None):
                ANSIBLE_LOCALHOST_WARNING="0")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     return subprocess.run([playbook, "playbooks/tune.yml", "-i", str(inv / "hosts.yml"),
-                           "-e", "inferops_tune_results_dir=%s/{host}" % tmp_path, *extra], cwd=ROOT, env=env,
+                           "-e", "benchmark_tune_results_dir=%s/{host}" % tmp_path, *extra], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -32,14 +32,14 @@ def test_tune_without_an_objective_deploys_nothing_and_says_how(tmp_path):
     result = tune(tmp_path)
     out = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "No latency objective: give at least one bound, e.g. -e inferops_tune_ttft_p99_s=8" in out
+    assert "No latency objective: give at least one bound, e.g. -e benchmark_tune_ttft_p99_s=8" in out
     assert "Deploy and measure" not in out and "tuned.yml" not in os.listdir(tmp_path)
 
 
 def test_tune_refuses_bad_candidates_before_deploying(tmp_path):
-    result = tune(tmp_path, "-e", "inferops_tune_ttft_p99_s=8", "-e", "inferops_tune_max_num_seqs=four")
+    result = tune(tmp_path, "-e", "benchmark_tune_ttft_p99_s=8", "-e", "benchmark_tune_max_num_seqs=four")
     # As the YAML result format prints it on any ansible-core: folded lines, '' for a quote (<= 2.18).
     out = " ".join((result.stdout + result.stderr).replace("''", "'").split())
     assert result.returncode != 0
-    assert "inferops_tune_max_num_seqs: got 'four'; expected a list of whole numbers" in out
+    assert "benchmark_tune_max_num_seqs: got 'four'; expected a list of whole numbers" in out
     assert "Deploy and measure" not in out

@@ -128,9 +128,9 @@ def test_candidates_without_speculative_decoding_do_not_sweep_k(spark):
     plain_plan = dict(spark, profile=dict(spark["profile"], args={
         k: v for k, v in spark["profile"]["args"].items() if k != "speculative_config"}))
     assert [c["config"] for c in _bench_candidates(plain_plan, [4, 8])] == [{"max_num_seqs": 4}, {"max_num_seqs": 8}]
-    with pytest.raises(AnsibleFilterError, match="runs no speculative decoding.*leave inferops_tune_k unset"):
+    with pytest.raises(AnsibleFilterError, match="runs no speculative decoding.*leave benchmark_tune_k unset"):
         _bench_candidates(plain_plan, [4], [2])
-    with pytest.raises(AnsibleFilterError, match="inferops_tune_max_num_seqs: got 'four'"):
+    with pytest.raises(AnsibleFilterError, match="benchmark_tune_max_num_seqs: got 'four'"):
         _bench_candidates(spark, "four")
 
 
@@ -197,8 +197,8 @@ def test_gate_without_a_comparable_baseline_records_and_accepts():
     assert first["accepted"] and first["baseline"] is None
     assert "the lock has no baseline figures" in first["message"] and "recorded 130.0 output tok/s" in first["message"]
     other = _bench_gate(level(32, 130.0), {"concurrency": 16, "output_tok_s": 99.6})
-    assert other["accepted"] and "inferops_pin_bench_concurrency=16" in other["message"]
-    with pytest.raises(AnsibleFilterError, match="inferops_pin_perf_threshold: got 'ten'"):
+    assert other["accepted"] and "pin_bench_concurrency=16" in other["message"]
+    with pytest.raises(AnsibleFilterError, match="pin_perf_threshold: got 'ten'"):
         _bench_gate(level(32, 1.0), None, "ten")
 
 

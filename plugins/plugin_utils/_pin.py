@@ -1,0 +1,219 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# PRIVATE: this is not a public API of the collection; it may change without notice.
+"""What the pin role decides: the canaries, the candidate digest and what to do with it, the
+failure and its known-bad entry, the lock entry.
+
+Pure functions over what the role has in hand (the deployment plan, the pull's or the registry's
+answer, the inventory's lock and known-bad list, the server role's public results); the filters
+pin_canaries, pin_target, pin_failure and pin_lock_entry call them.
+"""
+from __future__ import annotations
+
+import re
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import KNOWN_BAD_FILE
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
+    lint_profile,
+    load_known_bad,
+    validate_known_bad,
+)
+
+# A failure of these server-role steps says nothing about the image that would run (a refused host,
+# a registry that did not answer): the digest is not marked known-bad.
+_NOT_THE_IMAGE = re.compile(r"(Pull|Load|Verify the image)")
+SYMPTOM_LENGTH = 300
+
+
+class PinError(ValueError):
+    """Bad input to a pin decision; the message names the variable and the fix."""
+
+
+def hardware_group(groups, given=None, serving_group="serving"):
+    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group other
+    than the serving group, else the serving group."""
+    if given:
+        return str(given)
+    return next((group for group in groups or [] if group != serving_group), serving_group)
+
+
+def canaries(hosts, image=None, serving_group="serving", pattern=None):
+    """One canary per hardware group and image, in the hosts' order: the host marked
+    ``canary: true``, else the group's first host with that image. ``hosts``: ``[{host, image,
+    groups, hardware_group, canary}]`` (hardware_group may be None). ``image``: only hosts deploying
+    it (``pin_image``); an image no host deploys is refused (``pattern``: the play's hosts, for the message)."""
+    in_use = sorted({entry["image"] for entry in hosts})
+    if image and image not in in_use:
+        raise PinError("pin_image=%s is the image of no host in %s: nothing would be validated or pinned. The "
+                       "fleet's profiles use %s; pin one of those, or give a host a profile that uses it."
+                       % (image, pattern or serving_group, ", ".join(in_use) or "nothing"))
+    chosen = {}
+    for entry in hosts:
+        if image and entry["image"] != image:
+            continue
+        key = (hardware_group(entry.get("groups"), entry.get("hardware_group"), serving_group), entry["image"])
+        if key not in chosen or (entry.get("canary") and not chosen[key].get("canary")):
+            chosen[key] = entry
+    return [entry["host"] for entry in chosen.values()]
+
+
+def registry_prefix(prefix):
+    """``server_registry_prefix`` as the front of an image name (``host:port/``), or ''."""
+    return (str(prefix).rstrip("/") + "/") if prefix else ""
+
+
+def repo_digest(repo_digests, name):
+    """The digest of ``name`` (``[registry/]repository``) among an image's RepoDigests, or ''."""
+    for reference in repo_digests or []:
+        if reference.startswith(name + "@"):
+            return reference.split("@")[-1]
+    return ""
+
+
+def known_bad_messages(profile, digest, known_bad=None):
+    """The profile lint's known-bad findings for the profile with ``digest`` laid over: the
+    collection's data/known_bad_images.yml and the inventory's ``inferops_known_bad_images``."""
+    extra = validate_known_bad(list(known_bad or []), "inferops_known_bad_images")
+    findings = lint_profile(profile, overrides={"image": {"digest": digest}},
+                            known_bad=load_known_bad(KNOWN_BAD_FILE) + extra)
+    return [finding["message"] for finding in findings if finding["rule"] == "image-digest-known-bad"]
+
+
+def archive_path(archive_dir, repository, tag, digest):
+    """Where ``docker save`` writes the pinned image on the canary, or None without an archive directory."""
+    if not archive_dir:
+        return None
+    return "%s/%s_%s_%s.tar" % (str(archive_dir).rstrip("/"), repository.replace("/", "_"), tag, digest[7:19])
+
+
+def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix="", archive_dir="",
+           overrides=None, check_mode=False):
+    """What this canary does with its tag's current digest.
+
+    ``pull``: the registered community.docker.docker_image_pull result (a real run); ``remote``:
+    inferops.serving.image_digest's (check mode). Returns ``{image, name, repository, tag, digest,
+    image_id, platform, current, pinned, known_bad, archive, overrides}``: ``pinned`` when the lock
+    already holds this digest (nothing new), ``known_bad`` the findings refusing it, ``overrides``
+    the host's ``server_profile_overrides`` with the digest laid over (what the canary deploys)."""
+    image = deployment["image"]
+    repository, tag = image["repository"], image["tag"]
+    name = registry_prefix(prefix) + repository
+    pulled = (pull or {}).get("image") or {}
+    if check_mode:
+        digest = (remote or {}).get("digest") or ""
+    else:
+        digest = repo_digest(pulled.get("RepoDigests"), name)
+    full = "%s:%s" % (repository, tag)
+    current = (((lock or {}).get("images") or {}).get(full)) or {}
+    laid = dict(overrides or {})
+    laid["image"] = dict(laid.get("image") or {}, digest=digest)
+    return {
+        "image": full, "name": "%s:%s" % (name, tag), "repository": repository, "tag": tag, "digest": digest,
+        "image_id": pulled.get("Id"),
+        "platform": "%s/%s" % (pulled.get("Os", "linux"), pulled.get("Architecture", "unknown")),
+        "current": current, "pinned": bool(digest) and current.get("digest") == digest,
+        "known_bad": known_bad_messages(deployment["profile"], digest, known_bad) if digest else [],
+        "archive": archive_path(archive_dir, repository, tag, digest),
+        "overrides": laid,
+    }
+
+
+def failure(server_failure=None, soak=None, bench=None, bench_dir=None):
+    """The canary's failure: the soak's, the benchmark's refusal, else the server role's
+    ``server_failure`` (``{kind, failed_task, line, message, log}``; empty when it did not say)."""
+    if (soak or {}).get("failed"):
+        return {"kind": soak.get("kind"), "failed_task": "Soak", "line": None, "message": soak.get("msg"), "log": None}
+    if bench and not bench.get("accepted", True):
+        return {"kind": bench.get("signature"), "failed_task": "Benchmark", "line": None,
+                "message": bench.get("message"), "log": "%s/results.json" % bench_dir, "log_on": "controller"}
+    return dict(server_failure or {})
+
+
+def marks_known_bad(failure_):
+    """Whether the failure was the running image's (only that puts its digest on the known-bad list)."""
+    return bool(failure_.get("kind")) and not _NOT_THE_IMAGE.match(failure_.get("failed_task") or "")
+
+
+def _truncate(text, length=SYMPTOM_LENGTH):
+    text = str(text)
+    if len(text) <= length:
+        return text
+    return text[:length - 3].rsplit(" ", 1)[0] + "..."
+
+
+def known_bad_entry(failure_, target_, host, now, message="unknown failure"):
+    """The known-bad list's entry for the failing digest (the shape of data/known_bad_images.yml),
+    or None when the failure says nothing about the image."""
+    if not marks_known_bad(failure_):
+        return None
+    symptom = failure_.get("line") or failure_.get("message") or message
+    return {
+        "repository": target_["repository"], "digest": target_["digest"], "tag": target_["tag"],
+        "platform": target_["platform"], "signature": failure_["kind"],
+        "symptom": "%s: %s" % (failure_.get("failed_task") or "deployment", _truncate(symptom)),
+        "source": "playbooks/pin.yml on canary %s, %s" % (host, now),
+        # host:path of the evidence (a benchmark's results are on the controller, not the canary)
+        "evidence_log": "%s:%s" % (failure_.get("log_on") or host, failure_.get("log") or "none"),
+    }
+
+
+def verdict(target_, failure_, host, known_bad_file, message="unknown failure"):
+    """The message a failed canary ends with."""
+    recorded = (" Recorded in %s as %s." % (known_bad_file, failure_["kind"])) if marks_known_bad(failure_) else ""
+    return "%s@%s failed on canary %s: %s%s The lock is unchanged." % (
+        target_["image"], target_["digest"], host, message, recorded)
+
+
+def mirror_reference(mirror, repository, digest, pushed=None):
+    """``<mirror>/<repository>@<digest>`` as the push reported it (the pushed manifest's digest), or None."""
+    if not mirror:
+        return None
+    name = "%s/%s" % (str(mirror).rstrip("/"), repository)
+    return "%s@%s" % (name, repo_digest(((pushed or {}).get("image") or {}).get("RepoDigests"), name) or digest)
+
+
+def bench_evidence(gate, workload, runs, duration, now):
+    """The lock's ``evidence.bench``: the benchmark's figures (the next pin's baseline) and verdict; a
+    figure this run did not measure is null, not kept from the previous entry (the file is deep-merged)."""
+    figures = {"acceptance_per_pos": None, "accept_length": None, "kv_cache_usage": None}
+    figures.update(gate["figures"])
+    figures.update({"workload": workload, "runs": int(runs), "duration_s": int(duration), "measured_at": now,
+                    "verdict": gate["message"]})
+    return figures
+
+
+def lock_entry(target_, deployment, host, now, summary=None, version=None, spec_evidence=None, soak=None,
+               soak_minutes=0, bench=None, mirror=None, archive_host=None):
+    """The lock's entry for the proven digest. ``summary``: the server role's ``server_summary``;
+    ``version``: the engine's /version answer; ``soak``: the soak module's result; ``bench``:
+    bench_evidence() or None (the previous entry's figures are kept); ``mirror``: mirror_reference()."""
+    old = target_["current"] or {}
+    summary = summary or {}
+    platforms = dict(old.get("platforms") or {})
+    platforms[target_["platform"]] = {"digest": target_["digest"], "image_id": target_["image_id"],
+                                      "validated_on": host, "validated_at": now}
+    stats = (soak or {}).get("stats") or {}
+    entry = {
+        "digest": target_["digest"],
+        "engine_version": summary.get("engine_version") or version or deployment["image"].get("engine_version"),
+        "image_id": target_["image_id"],
+        "pinned_at": now,
+        "previous_digest": old.get("digest"),
+        "platforms": platforms,
+        "evidence": {
+            "canary": host,
+            "profile": deployment["profile"]["name"],
+            "backends": summary.get("backends_observed") or {},
+            "ready_seconds": summary.get("ready_seconds"),
+            "smoke_answer": summary.get("smoke_answer"),
+            "speculative": spec_evidence,
+            "soak": {"minutes": float(soak_minutes), "stats": stats} if stats else None,
+            "bench": bench if bench is not None else (old.get("evidence") or {}).get("bench"),
+        },
+        "mirror": mirror,
+        "archive": "%s:%s" % (archive_host or host, target_["archive"]) if target_.get("archive") else None,
+    }
+    return {key: value for key, value in entry.items() if value is not None}

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""_pin: the pin role's decisions (canaries, the digest and what to do with it, the failure and its
+known-bad entry, the lock entry), formerly Jinja in playbooks/pin.yml and playbooks/tasks/pin_*.yml."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.inferops.serving.plugins.filter.pin_failure import _pin_failure
+from ansible_collections.inferops.serving.plugins.filter.pin_lock_entry import _pin_lock_entry
+from ansible_collections.inferops.serving.plugins.plugin_utils import _pin
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+
+NIGHTLY = "vllm/vllm-openai:cu130-nightly"
+NEW, OLD = "sha256:" + "5e" * 32, "sha256:" + "3d" * 32
+# seed 000's bad nightly, by the prefix data/known_bad_images.yml records
+BAD = "sha256:473de04c" + "0" * 56
+PLAN = plan("gb10-nvfp4-mtp-latency", {"name": "inferops-serving", "port": 8101})
+LOCK = {"images": {NIGHTLY: {"digest": OLD, "pinned_at": "2026-11-01T10:00:00Z",
+                             "platforms": {"linux/arm64": {"digest": OLD}},
+                             "evidence": {"bench": {"output_tok_s": 50.0, "concurrency": 4}}}}}
+
+
+def pulled(digest, prefix=""):
+    return {"image": {"Id": "sha256:" + "1d" * 32, "Os": "linux", "Architecture": "arm64",
+                      "RepoDigests": ["other/repo@sha256:" + "00" * 32, "%svllm/vllm-openai@%s" % (prefix, digest)]}}
+
+
+def host(name, image=NIGHTLY, groups=("serving", "gb10"), hardware_group=None, canary=False):
+    return {"host": name, "image": image, "groups": list(groups), "hardware_group": hardware_group, "canary": canary}
+
+
+# ---- canaries ----
+
+def test_one_canary_per_hardware_group_and_image_the_first_host_unless_one_is_marked():
+    hosts = [host("spark-1"), host("spark-2", canary=True), host("g7e-1", groups=["serving", "g7e"]),
+             host("g7e-2", groups=["serving", "g7e"]), host("spark-3", image="lmsysorg/sglang:latest")]
+    assert _pin.canaries(hosts) == ["spark-2", "g7e-1", "spark-3"]
+
+
+def test_the_hardware_group_variable_wins_over_the_inventory_groups():
+    hosts = [host("a", hardware_group="rack-1"), host("b", hardware_group="rack-2"), host("c", groups=["serving"])]
+    assert _pin.canaries(hosts) == ["a", "b", "c"]
+    assert _pin.hardware_group(["serving"]) == "serving"
+
+
+def test_only_the_hosts_of_the_image_asked_for():
+    hosts = [host("spark-1"), host("spark-2", image="lmsysorg/sglang:latest")]
+    assert _pin.canaries(hosts, "lmsysorg/sglang:latest") == ["spark-2"]
+
+
+def test_an_image_no_host_deploys_is_refused_with_the_images_in_use():
+    with pytest.raises(_pin.PinError, match=r"pin_image=vllm/vllm-openai:v0.11 is the image of no host in serving: "
+                                            r".*use lmsysorg/sglang:latest, vllm/vllm-openai:cu130-nightly;"):
+        _pin.canaries([host("a"), host("b", image="lmsysorg/sglang:latest")], "vllm/vllm-openai:v0.11")
+
+
+# ---- the digest and what to do with it ----
+
+def test_the_pulled_digest_through_the_registry_prefix_is_new():
+    target = _pin.target(PLAN, pull=pulled(NEW, "127.0.0.1:5000/"), lock=LOCK, prefix="127.0.0.1:5000")
+    assert target["name"] == "127.0.0.1:5000/" + NIGHTLY
+    assert target["digest"] == NEW and not target["pinned"] and target["known_bad"] == []
+    assert target["current"]["digest"] == OLD and target["platform"] == "linux/arm64"
+    assert target["overrides"] == {"image": {"digest": NEW}}
+
+
+def test_a_digest_of_another_registry_is_not_taken():
+    assert _pin.target(PLAN, pull=pulled(NEW, "mirror.example:5000/"), prefix="127.0.0.1:5000")["digest"] == ""
+
+
+def test_the_locked_digest_is_nothing_new():
+    assert _pin.target(PLAN, pull=pulled(OLD), lock=LOCK)["pinned"]
+
+
+def test_check_mode_reads_the_registry_not_the_local_image():
+    target = _pin.target(PLAN, pull={"skipped": True}, remote={"digest": NEW}, lock=LOCK, check_mode=True)
+    assert target["digest"] == NEW and not target["pinned"]
+
+
+def test_a_known_bad_digest_is_refused_by_the_collections_list_and_the_inventorys():
+    assert _pin.target(PLAN, pull=pulled(BAD))["known_bad"]
+    inventory = [{"repository": "vllm/vllm-openai", "digest": NEW, "signature": "crash_under_soak",
+                  "symptom": "died under load", "source": "pin"}]
+    found = _pin.target(PLAN, pull=pulled(NEW), known_bad=inventory)["known_bad"]
+    assert len(found) == 1 and "crash_under_soak" in found[0]
+
+
+def test_the_hosts_overrides_are_kept_under_the_digest():
+    target = _pin.target(PLAN, pull=pulled(NEW), overrides={"args": {"max-num-seqs": 8}, "image": {"tag": "x"}})
+    assert target["overrides"] == {"args": {"max-num-seqs": 8}, "image": {"tag": "x", "digest": NEW}}
+
+
+def test_the_archive_is_named_by_repository_tag_and_digest():
+    target = _pin.target(PLAN, pull=pulled(NEW), archive_dir="/var/lib/inferops-images/")
+    assert target["archive"] == "/var/lib/inferops-images/vllm_vllm-openai_cu130-nightly_%s.tar" % NEW[7:19]
+
+
+# ---- the failure and its known-bad entry ----
+
+TARGET = _pin.target(PLAN, pull=pulled(NEW), lock=LOCK)
+CRASH = {"kind": "cuda_illegal_memory_access", "failed_task": "Wait for the engine", "line": "CUDA error: illegal",
+         "message": "the engine died", "log": "/var/log/x.log"}
+
+
+def test_a_crash_in_the_server_role_is_recorded_with_its_log_line():
+    out = _pin_failure(TARGET, "spark-1", "2026-12-01T10:00:00Z", "/inv/known_bad.yml", "boom", server_failure=CRASH)
+    assert out["known_bad_entry"] == {
+        "repository": "vllm/vllm-openai", "digest": NEW, "tag": "cu130-nightly", "platform": "linux/arm64",
+        "signature": "cuda_illegal_memory_access", "symptom": "Wait for the engine: CUDA error: illegal",
+        "source": "playbooks/pin.yml on canary spark-1, 2026-12-01T10:00:00Z", "evidence_log": "spark-1:/var/log/x.log"}
+    assert out["message"] == ("%s@%s failed on canary spark-1: boom Recorded in /inv/known_bad.yml as "
+                              "cuda_illegal_memory_access. The lock is unchanged." % (NIGHTLY, NEW))
+
+
+def test_a_failed_pull_says_nothing_about_the_image():
+    pull = dict(CRASH, kind="registry_unreachable", failed_task="Pull the image by digest")
+    out = _pin_failure(TARGET, "spark-1", "now", "kb.yml", "no registry", server_failure=pull)
+    assert out["known_bad_entry"] is None and "Recorded" not in out["message"]
+    assert _pin_failure(TARGET, "spark-1", "now", "kb.yml", "refused")["known_bad_entry"] is None
+
+
+def test_the_soak_failure_wins_over_the_server_roles():
+    soak = {"failed": True, "kind": "crash_under_soak", "msg": "the engine died under sustained load"}
+    entry = _pin_failure(TARGET, "spark-1", "now", "kb.yml", "x", server_failure=CRASH, soak=soak)["known_bad_entry"]
+    assert entry["signature"] == "crash_under_soak" and entry["symptom"] == "Soak: the engine died under sustained load"
+    assert entry["evidence_log"] == "spark-1:none"
+
+
+def test_a_slower_digest_points_at_the_controllers_results():
+    bench = {"accepted": False, "signature": "slower_than_baseline", "message": "30 % slower"}
+    entry = _pin_failure(TARGET, "spark-1", "now", "kb.yml", bench=bench, bench_dir="/r/pin-1/spark-1")["known_bad_entry"]
+    assert entry["signature"] == "slower_than_baseline" and entry["evidence_log"] == "controller:/r/pin-1/spark-1/results.json"
+    accepted = {"accepted": True, "signature": None, "message": "ok"}
+    assert _pin.failure(CRASH, None, accepted) == CRASH
+
+
+def test_a_long_symptom_is_cut_at_a_word():
+    long = dict(CRASH, line=None, message="word " * 100)
+    symptom = _pin.known_bad_entry(long, TARGET, "h", "now")["symptom"]
+    assert symptom.endswith("...") and len(symptom) <= len("Wait for the engine: ") + 300
+
+
+# ---- the lock entry ----
+
+SUMMARY = {"engine_version": "0.19.3rc1.dev8", "backends_observed": {"moe": "marlin"}, "ready_seconds": 42,
+           "smoke_answer": "4"}
+
+
+def test_the_lock_entry_keeps_the_previous_digest_platforms_and_baseline():
+    entry = _pin_lock_entry(TARGET, PLAN, "spark-1", "2026-12-01T10:00:00Z", summary=SUMMARY,
+                            spec_evidence={"drafts": 5}, soak={"skipped": True})
+    assert entry["digest"] == NEW and entry["previous_digest"] == OLD and entry["engine_version"] == "0.19.3rc1.dev8"
+    assert entry["platforms"] == {"linux/arm64": {"digest": NEW, "image_id": "sha256:" + "1d" * 32,
+                                                  "validated_on": "spark-1", "validated_at": "2026-12-01T10:00:00Z"}}
+    assert entry["evidence"]["bench"] == LOCK["images"][NIGHTLY]["evidence"]["bench"]
+    assert entry["evidence"]["soak"] is None and entry["evidence"]["speculative"] == {"drafts": 5}
+    assert "mirror" not in entry and "archive" not in entry
+
+
+def test_the_engine_version_falls_back_to_the_engines_answer():
+    assert _pin_lock_entry(TARGET, PLAN, "h", "now", version="0.20.0")["engine_version"] == "0.20.0"
+
+
+def test_a_benchmark_replaces_the_figures_and_nulls_what_it_did_not_measure():
+    gate = {"accepted": True, "message": "accepted", "figures": {"output_tok_s": 52.0, "concurrency": 4}}
+    entry = _pin_lock_entry(TARGET, PLAN, "h", "now", bench=gate, bench_run={"workload": "chat", "runs": "2",
+                                                                             "duration": "40"})
+    assert entry["evidence"]["bench"] == {"output_tok_s": 52.0, "concurrency": 4, "acceptance_per_pos": None,
+                                          "accept_length": None, "kv_cache_usage": None, "workload": "chat",
+                                          "runs": 2, "duration_s": 40, "measured_at": "now", "verdict": "accepted"}
+
+
+def test_the_soak_mirror_and_archive_are_recorded():
+    target = _pin.target(PLAN, pull=pulled(NEW), archive_dir="/var/lib/inferops-images")
+    pushed = {"image": {"RepoDigests": ["127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD]}}
+    entry = _pin_lock_entry(target, PLAN, "spark-1", "now", soak={"stats": {"ok": 30}}, soak_minutes="0.5",
+                            mirror="127.0.0.1:5000/mirror/", pushed=pushed)
+    assert entry["evidence"]["soak"] == {"minutes": 0.5, "stats": {"ok": 30}}
+    assert entry["mirror"] == "127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD
+    assert entry["archive"] == "spark-1:" + target["archive"]
+    assert _pin.mirror_reference("m/", "r", NEW, {}) == "m/r@" + NEW
+
+
+def test_a_host_pattern_is_not_a_hardware_group():
+    hosts = [host("a", groups=["serving", "gb10"]), host("b", groups=["serving", "g7e"])]
+    assert _pin.canaries(hosts, pattern="serving:!lab") == ["a", "b"]
+    with pytest.raises(_pin.PinError, match="no host in serving:!lab"):
+        _pin.canaries(hosts, "x/y:z", pattern="serving:!lab")
