@@ -164,8 +164,8 @@ def _host_entry(entry):
 def scrape_targets(hosts, options=None):
     """Every target Prometheus scrapes, from the serving hosts' plans.
 
-    ``hosts``: ``[{"host", "address", "deployment", "unified_memory"?}]``, ``address`` being where
-    the monitoring host reaches it (the engine listens on the plan's port). One engine target and
+    ``hosts``: ``[{"host", "address", "deployment", "node_exporter_port"?}]``, ``address`` being
+    where the monitoring host reaches it (the engine listens on the plan's port). One engine target and
     one node_exporter target per host; ``credentials_file`` is set when the engine wants an API
     key (the plan's ``api_key_env``, from the server_secrets channel).
     """
@@ -176,9 +176,7 @@ def scrape_targets(hosts, options=None):
         address = str(entry.get("address") or host)
         profile = (deployment.get("profile") or {}).get("name") or ""
         url = urlsplit(deployment["urls"]["metrics"])
-        unified = entry.get("unified_memory")
-        if unified is None:
-            unified = bool((deployment.get("memory") or {}).get("unified"))
+        unified = bool((deployment.get("memory") or {}).get("unified"))
         common = {"host": host, "profile": profile, "inference_engine": deployment["engine"],
                   "container": deployment["container"]}
         targets.append({
@@ -193,7 +191,7 @@ def scrape_targets(hosts, options=None):
         })
         targets.append({
             "job": "inferops-node-%s" % host,
-            "address": "%s:%d" % (address, int(values["node_exporter_port"])),
+            "address": "%s:%d" % (address, int(entry.get("node_exporter_port") or values["node_exporter_port"])),
             "scheme": "http",
             "metrics_path": "/metrics",
             "labels": {"host": host, "inferops_role": "node", "unified_memory": "true" if unified else "false"},
@@ -411,3 +409,25 @@ def alert_rules(hosts, options=None):
         groups.append({"name": "inferops-objectives", "rules": objectives_group})
     groups.append({"name": "inferops-alerts", "rules": alerts(values) + target_presence_rules(targets)})
     return {"groups": groups}
+
+
+def monitoring_plan(hosts, options=None):
+    """Everything the monitoring role writes, from the serving hosts' plans.
+
+    ``targets`` (scrape_targets), ``prometheus`` (prometheus.yml), ``rules`` (the rules file),
+    ``credentials`` (``[{"host", "path", "env"}]``: the files holding an engine's API key, and the
+    secret's name in the host's ``server_secrets``; never the key), ``textfile_dirs`` (``{host:
+    directory}``: where each host's watchdog writes its metrics, for node_exporter).
+    """
+    values = settings(options)
+    entries = [_host_entry(h) for h in hosts or ()]
+    targets = scrape_targets(entries, values)
+    return {
+        "targets": targets,
+        "prometheus": prometheus_config(targets, values),
+        "rules": alert_rules(entries, values),
+        "credentials": [{"host": t["labels"]["host"], "path": t["credentials_file"], "env": t["api_key_env"]}
+                        for t in targets if t.get("credentials_file")],
+        "textfile_dirs": {str(e["host"]): ((e["deployment"].get("options") or {}).get("textfile_dir") or None)
+                          for e in entries},
+    }
