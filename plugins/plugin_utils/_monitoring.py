@@ -27,6 +27,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils import _engines a
 # the node_exporter textfile collector; a unit test renders it and checks every name.
 WATCHDOG_METRICS = {
     "up": "inferops_watchdog_up",
+    "probe_latency": "inferops_watchdog_probe_latency_seconds",
     "probe_outcome": "inferops_watchdog_probe_outcome",
     "probes": "inferops_watchdog_probes_total",
     "wedges": "inferops_watchdog_wedges_total",

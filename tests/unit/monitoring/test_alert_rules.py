@@ -14,6 +14,7 @@ installs it (``make test`` runs it first), and its absence fails these tests.
 """
 from __future__ import annotations
 
+import pathlib
 import re
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ import subprocess
 import pytest
 import yaml
 
+from ansible_collections.inferops.serving.plugins.plugin_utils import _dashboards as dash
 from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment as d
 from ansible_collections.inferops.serving.plugins.plugin_utils import _monitoring as m
 
@@ -112,6 +114,7 @@ def node(labels, memfree):
                "0+15x%d" % SAMPLES}
     watchdog = dict(labels, container="inferops-serving")
     out.update({series_name("inferops_watchdog_up", watchdog): "1x%d" % SAMPLES,
+                series_name("inferops_watchdog_probe_latency_seconds", watchdog): "0.4x%d" % SAMPLES,
                 series_name("inferops_watchdog_gave_up", watchdog): "0x%d" % SAMPLES,
                 series_name("inferops_watchdog_restart_budget_remaining", watchdog): "3x%d" % SAMPLES,
                 series_name("inferops_watchdog_restarts_total", watchdog): "0x%d" % SAMPLES})
@@ -269,3 +272,27 @@ def test_every_alert_says_what_to_do(rules):
     for rule in (r for g in rules["groups"] for r in g["rules"] if "alert" in r):
         assert rule["labels"]["severity"] in ("critical", "warning")
         assert rule["annotations"]["summary"] and len(rule["annotations"]["runbook"]) > 60
+
+
+DASHBOARD_EXPRESSIONS = [(name, title, expr) for name, board in sorted(dash.dashboards().items())
+                         for title, expr in dash.panel_expressions(board)]
+
+
+def test_every_dashboard_panel_returns_data_on_a_busy_fleet(rules_file, tmp_path):
+    """Each expression, its $host set to the GB10 host (vLLM with MTP: every panel applies)."""
+    checks = [{"expr": "count(%s) > bool 0" % expr.replace("$host", "lab-spark"), "eval_time": "45m",
+               "exp_samples": [{"labels": "{}", "value": 1}]} for _, _, expr in DASHBOARD_EXPRESSIONS]
+    tests = {"rule_files": [str(rules_file)], "evaluation_interval": "15s", "tests": [{
+        "interval": "15s",
+        "input_series": [{"series": key, "values": values} for key, values in sorted(fleet().items())],
+        "promql_expr_test": checks}]}
+    path = tmp_path / "dashboards.yml"
+    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
+    result = subprocess.run([promtool(), "test", "rules", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, "a panel returns no data:\n%s\n%s" % (result.stdout, result.stderr)
+
+
+def test_shipped_dashboards_are_the_rendered_ones():
+    root = pathlib.Path(__file__).resolve().parents[3] / "roles" / "monitoring" / "files" / "dashboards"
+    for name, board in dash.dashboards().items():
+        assert (root / name).read_text() == dash.dashboard_text(board), "run scripts/monitoring-dashboards"
