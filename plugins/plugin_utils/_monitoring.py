@@ -242,9 +242,11 @@ def engine_recording_rules(engine):
         _record("inferops:engine_generation_tokens:rate5m", "sum by (%s) (rate(%s[5m]))" % (BY, tokens)),
         _record("inferops:engine_requests_running:min5m",
                 "sum by (%s) (min_over_time(%s[5m]))" % (BY, metrics["running"])),
-        # The wedge: the counter's increase and the fewest requests running over the same window.
-        _record("inferops:engine_generation_tokens:increase_wedge_window",
-                "sum by (%s) (increase(%s[%s]))" % (BY, tokens, window)),
+        # The wedge: the tokens processed (generated, and prompt tokens: a long prefill generates
+        # nothing for a while) and the fewest requests running, over the same window.
+        _record("inferops:engine_tokens:increase_wedge_window",
+                "sum by (%s) (increase(%s[%s])) + sum by (%s) (increase(%s[%s]))"
+                % (BY, tokens, window, BY, engines.PROMPT_TOKENS[engine], window)),
         _record("inferops:engine_requests_running:min_wedge_window",
                 "sum by (%s) (min_over_time(%s[%s]))" % (BY, metrics["running"], window)),
     ]
@@ -307,10 +309,10 @@ def alerts(values):
                "`docker logs --tail 200 {{ $labels.container }}` shows why the engine stopped. If the watchdog "
                "gave up or the container is gone, redeploy with site.yml --limit {{ $labels.host }}." % status),
         _alert("InferopsEngineWedged", "critical",
-               "inferops:engine_generation_tokens:increase_wedge_window == 0 "
+               "inferops:engine_tokens:increase_wedge_window == 0 "
                "and on (instance) inferops:engine_requests_running:min_wedge_window > 0", "1m",
                "The engine on {{ $labels.host }} answers but generates nothing while requests run.",
-               "The generated-token counter has been flat with requests running: the engine is wedged "
+               "The token counters have been flat with requests running: the engine is wedged "
                "(health still 200). The watchdog restarts it within its budget; if it does not, restart the "
                "container on the host (`docker restart {{ $labels.container }}`) and keep `docker logs` of the "
                "wedged engine for the bug report before it is lost."),

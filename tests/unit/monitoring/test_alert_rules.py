@@ -77,6 +77,7 @@ def vllm_engine(labels):
            series_name("vllm:num_requests_waiting", own): "0x%d" % SAMPLES,
            series_name("vllm:kv_cache_usage_perc", own): "0.5x%d" % SAMPLES,
            series_name("vllm:generation_tokens_total", own): "0+450x%d" % SAMPLES,
+           series_name("vllm:prompt_tokens_total", own): "0+600x%d" % SAMPLES,
            series_name("vllm:spec_decode_num_drafts_total", own): "0+150x%d" % SAMPLES,
            series_name("vllm:spec_decode_num_accepted_tokens_total", own): "0+165x%d" % SAMPLES,
            series_name("vllm:spec_decode_num_accepted_tokens_per_pos_total", dict(own, position="0")):
@@ -96,6 +97,7 @@ def sglang_engine(labels):
            series_name("sglang:num_queue_reqs", own): "0x%d" % SAMPLES,
            series_name("sglang:token_usage", own): "0.5x%d" % SAMPLES,
            series_name("sglang:generation_tokens_total", own): "0+3000x%d" % SAMPLES,
+           series_name("sglang:prompt_tokens_total", own): "0+4000x%d" % SAMPLES,
            series_name("sglang:spec_accept_length", own): "3x%d" % SAMPLES}
     histogram(out, "sglang:time_to_first_token_seconds", own, {"0.5": 4, "1": 8})
     histogram(out, "sglang:inter_token_latency_seconds", own, {"0.5": 3000})
@@ -159,13 +161,21 @@ SCENARIOS = [
     ("engine down", changed([spark("up", "1x40 0x%d" % (SAMPLES - 40), inferops_role="engine")],
                             [("vllm:", {"host": "lab-spark"})]), "15m",
      {"InferopsEngineDown": [dict(target(SPARK))]}),
-    ("vLLM wedged: counter flat while 4 requests run", changed([spark("vllm:generation_tokens_total", FLAT_AFTER_10M)]),
+    ("vLLM wedged: token counters flat while 4 requests run",
+     changed([spark("vllm:generation_tokens_total", FLAT_AFTER_10M),
+              spark("vllm:prompt_tokens_total", "0+600x40 24000x%d" % (SAMPLES - 40))]),
      "12m30s", {"InferopsEngineWedged": [dict(SPARK)]}),
+    ("vLLM in a 3-minute prefill: nothing generated, prompt tokens processed",
+     changed([spark("vllm:generation_tokens_total", "0+450x40 18000x12 18000+450x%d" % (SAMPLES - 52)),
+              spark("vllm:num_requests_running", "4x40 1x12 4x%d" % (SAMPLES - 52))]), "12m45s", {}),
     ("SGLang generating long answers: counter flat for 5 minutes (it counts at the finish)",
      changed([("sglang:generation_tokens_total", {"host": "lab-g7e"}, "0+3000x40 120000x20 120000+3000x%d"
+               % (SAMPLES - 60)),
+              ("sglang:prompt_tokens_total", {"host": "lab-g7e"}, "0+4000x40 160000x20 160000+4000x%d"
                % (SAMPLES - 60))]), "15m", {}),
-    ("SGLang wedged: counter flat for 11 minutes", changed([("sglang:generation_tokens_total", {"host": "lab-g7e"},
-                                                            "0+3000x40 120000x%d" % (SAMPLES - 40))]),
+    ("SGLang wedged: counters flat for 11 minutes",
+     changed([("sglang:generation_tokens_total", {"host": "lab-g7e"}, "0+3000x40 120000x%d" % (SAMPLES - 40)),
+              ("sglang:prompt_tokens_total", {"host": "lab-g7e"}, "0+4000x40 160000x%d" % (SAMPLES - 40))]),
      "22m", {"InferopsEngineWedged": [dict(G7E)]}),
     ("watchdog gave up", changed([spark("inferops_watchdog_gave_up", "0x20 1x%d" % (SAMPLES - 20)),
                                   spark("inferops_watchdog_restart_budget_remaining", "3 2 1 0x%d" % (SAMPLES - 3)),
@@ -207,8 +217,8 @@ SCENARIOS = [
      "10m", {"InferopsScrapeTargetDown": [dict(G7E_NODE)]}),
     ("watchdog stopped writing its file", changed([spark("node_textfile_mtime_seconds", "0x%d" % SAMPLES)]), "15m",
      {"InferopsWatchdogSilent": [dict(SPARK_NODE, file="inferops_watchdog_inferops_serving.prom")]}),
-    ("a planned engine target is not scraped", changed(dropped=[("up", {"host": "lab-g7e", "inferops_role": "engine"}),
-                                                                 ("sglang:", {"host": "lab-g7e"})]), "10m",
+    ("a planned engine target is not scraped",
+     changed(dropped=[("up", {"host": "lab-g7e", "inferops_role": "engine"}), ("sglang:", {"host": "lab-g7e"})]), "10m",
      {"InferopsScrapeTargetMissing": [{"host": "lab-g7e", "inferops_role": "engine"}]}),
 ]
 
