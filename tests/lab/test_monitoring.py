@@ -67,7 +67,7 @@ def burst(port, count, max_tokens, timeout):
     """``count`` concurrent requests on threads; returns the threads and their statuses."""
     statuses = []
     threads = [threading.Thread(target=lambda: statuses.append(chat(port, max_tokens, timeout)), daemon=True)
-               for _ in range(count)]
+               for index in range(count)]
     for thread in threads:
         thread.start()
     return threads, statuses
@@ -130,7 +130,7 @@ def test_the_wedge_fault_fires_the_wedge_alert_within_3_minutes(monitored, tmp_p
     try:
         labkit.playbook(wedging, "site.yml", "-l", "lab-spark")
         # Enough requests to pass the fault's count; the ones past it hang, running, never served.
-        threads, _statuses = burst(ENGINES["lab-spark"], WEDGE_AFTER + 8, 64, WEDGE_WITHIN + 60)
+        burst(ENGINES["lab-spark"], WEDGE_AFTER + 8, 64, WEDGE_WITHIN + 60)
         started = time.monotonic()
         fired = []
         while time.monotonic() - started < WEDGE_WITHIN and not fired:

@@ -250,7 +250,7 @@ def expected(rules, name, labels):
 
 
 def test_rules_pass_promtool_check(rules_file):
-    result = subprocess.run([promtool(), "check", "rules", str(rules_file)], capture_output=True, text=True)
+    result = subprocess.run([promtool(), "check", "rules", str(rules_file)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -268,13 +268,13 @@ def test_each_fault_fires_its_alert_and_nothing_else(scenario, rules, rules_file
     }]}
     path = tmp_path / "test.yml"
     path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = subprocess.run([promtool(), "test", "rules", str(path)], capture_output=True, text=True)
+    result = subprocess.run([promtool(), "test", "rules", str(path)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, "%s\n%s" % (result.stdout, result.stderr)
 
 
 def test_every_alert_has_a_fault_that_fires_it(rules):
     names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
-    fired = {alert for _, _, _, firing in SCENARIOS for alert in firing}
+    fired = {alert for scenario in SCENARIOS for alert in scenario[3]}
     assert names == fired
 
 
@@ -284,21 +284,20 @@ def test_every_alert_says_what_to_do(rules):
         assert rule["annotations"]["summary"] and len(rule["annotations"]["runbook"]) > 60
 
 
-DASHBOARD_EXPRESSIONS = [(name, title, expr) for name, board in sorted(dash.dashboards().items())
-                         for title, expr in dash.panel_expressions(board)]
+DASHBOARD_EXPRESSIONS = [expr for board in dash.dashboards().values() for title, expr in dash.panel_expressions(board)]
 
 
 def test_every_dashboard_panel_returns_data_on_a_busy_fleet(rules_file, tmp_path):
     """Each expression, its $host set to the GB10 host (vLLM with MTP: every panel applies)."""
     checks = [{"expr": "count(%s) > bool 0" % expr.replace("$host", "lab-spark"), "eval_time": "45m",
-               "exp_samples": [{"labels": "{}", "value": 1}]} for _, _, expr in DASHBOARD_EXPRESSIONS]
+               "exp_samples": [{"labels": "{}", "value": 1}]} for expr in DASHBOARD_EXPRESSIONS]
     tests = {"rule_files": [str(rules_file)], "evaluation_interval": "15s", "tests": [{
         "interval": "15s",
         "input_series": [{"series": key, "values": values} for key, values in sorted(fleet().items())],
         "promql_expr_test": checks}]}
     path = tmp_path / "dashboards.yml"
     path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = subprocess.run([promtool(), "test", "rules", str(path)], capture_output=True, text=True)
+    result = subprocess.run([promtool(), "test", "rules", str(path)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, "a panel returns no data:\n%s\n%s" % (result.stdout, result.stderr)
 
 
