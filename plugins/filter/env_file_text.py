@@ -20,6 +20,11 @@ options:
     description: Env var names to secret values (C(server_secrets)).
     type: dict
     required: true
+  exclude:
+    description: Names checked but left out (secrets the container reads from files of their own).
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -43,9 +48,9 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import P
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import env_file_text
 
 
-def _env_file_text(secrets):
+def _env_file_text(secrets, exclude=None):
     try:
-        return env_file_text(secrets)
+        return env_file_text(secrets, exclude=tuple(exclude or ()))
     except ProfileError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 

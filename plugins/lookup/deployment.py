@@ -44,7 +44,8 @@ options:
       - Launch options, from the server role's variables - C(name), C(port), C(network_mode),
         C(registry_prefix), C(model_cache_dir), C(extra_volumes), C(engine_cache_dir),
         C(secret_env) (names only), C(restart_retries), C(log_max_size), C(log_max_file),
-        C(labels), C(config_dir), C(script_dir), C(smoke), C(image_by_id).
+        C(labels), C(config_dir), C(script_dir), C(smoke), C(image_by_id), C(docker_host)
+        (refused with a newline or another control character).
     type: dict
     default: {}
   record:
@@ -86,6 +87,7 @@ from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, plain
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
 
 class LookupModule(LookupBase):
@@ -101,4 +103,4 @@ class LookupModule(LookupBase):
             return [plan(str(terms[0]), options, lock=plain(self.get_option("lock")),
                          overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
         except ProfileError as exc:
-            raise AnsibleLookupError(str(exc)) from exc
+            raise AnsibleLookupError(scrub(exc)) from exc

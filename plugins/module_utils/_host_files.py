@@ -24,16 +24,20 @@ class FilesError(ValueError):
 
 
 def normalise(entries):
-    """The wanted entries, checked: ``[{path, state, content, mode, owner, group}]``; FilesError otherwise."""
+    """The wanted entries, checked: ``[{path, state, content, mode, owner, group, keep_existing}]``;
+    FilesError otherwise. ``keep_existing`` (directories only, default true): an existing directory's
+    mode and owner are left as found (a shared directory, e.g. node_exporter's textfile directory,
+    keeps its other writers); false makes them the entry's (a directory the role alone owns)."""
     out = []
     seen = set()
     for index, entry in enumerate(entries or []):
         where = "files[%d]" % index
         if not isinstance(entry, dict):
             raise FilesError("%s: expected a mapping with path, state, content, mode; got %s" % (where, type(entry).__name__))
-        unknown = sorted(set(entry) - {"path", "state", "content", "mode", "owner", "group"})
+        unknown = sorted(set(entry) - {"path", "state", "content", "mode", "owner", "group", "keep_existing"})
         if unknown:
-            raise FilesError("%s: unknown keys %s (allowed: path, state, content, mode, owner, group)" % (where, ", ".join(unknown)))
+            raise FilesError("%s: unknown keys %s (allowed: path, state, content, mode, owner, group, keep_existing)"
+                             % (where, ", ".join(unknown)))
         path = entry.get("path")
         if not isinstance(path, str) or not path.startswith("/") or ".." in path.split("/"):
             raise FilesError("%s.path: got %r; expected an absolute path without '..'" % (where, path))
@@ -59,8 +63,13 @@ def normalise(entries):
                 raise FilesError("%s.mode: got %r; expected an octal string like '0644'" % (where, mode))
             if not 0 <= mode <= 0o7777:
                 raise FilesError("%s.mode: got %r; expected at most 07777" % (where, entry.get("mode")))
+        keep = entry.get("keep_existing")
+        if keep is not None and (state != "directory" or not isinstance(keep, bool)):
+            raise FilesError("%s.keep_existing: got %r for a %s; expected true or false, for a directory only"
+                             % (where, keep, state))
         out.append({"path": path, "state": state, "content": content, "mode": mode,
-                    "owner": entry.get("owner") or "root", "group": entry.get("group") or "root"})
+                    "owner": entry.get("owner") or "root", "group": entry.get("group") or "root",
+                    "keep_existing": state == "directory" and keep is not False})
     return out
 
 
@@ -88,7 +97,7 @@ def plan_files(wanted, observed, ids):
 
     ``observed`` maps path -> observe()'s result, ``ids`` maps (owner, group) -> (uid, gid).
     Actions: ``none``; ``write`` (a file's content, created or replaced); ``mkdir``; ``remove``;
-    ``attributes`` (only mode/owner differ). A path of the wrong kind (a directory where a file is
+    ``attributes`` (only mode/owner differ; never for an existing directory kept as found). A path of the wrong kind (a directory where a file is
     wanted, a symlink, a device) is refused: FilesError naming it, nothing is replaced blindly.
     """
     steps = []
@@ -110,6 +119,8 @@ def plan_files(wanted, observed, ids):
         uid, gid = ids[(entry["owner"], entry["group"])]
         if seen["kind"] == "missing":
             action, reasons = ("write" if state == "file" else "mkdir"), ["missing"]
+        elif entry["keep_existing"]:
+            action = "none"
         else:
             if state == "file" and seen.get("content") != entry["content"].encode("utf-8"):
                 reasons.append("content")

@@ -42,6 +42,10 @@ options:
       - C(path) (absolute), C(state) (V(file), V(directory) or V(absent); default V(file)),
         C(content) (a file's text), C(mode) (an octal string such as V('0644'); required unless
         absent), C(owner) and C(group) (names; default V(root)).
+      - C(keep_existing) (a directory only; default V(true)) - an existing directory's mode and
+        owner are left as found, so a shared directory (node_exporter's textfile directory, a model
+        cache) keeps its other writers; V(false) gives them back to the entry's (a directory the
+        role alone owns). A directory that is created always gets the entry's.
     type: list
     elements: dict
     required: true
@@ -54,7 +58,8 @@ EXAMPLES = r"""
 - name: Write the role's files
   inferops.serving.host_files:
     files:
-      - {path: /usr/local/lib/inferops-serving, state: directory, mode: "0755"}
+      - {path: /usr/local/lib/inferops-serving, state: directory, mode: "0755", keep_existing: false}
+      - {path: /var/lib/node_exporter/textfile_collector, state: directory, mode: "0755"}
       - path: /usr/local/lib/inferops-serving/inferops-serving.sh
         content: "{{ server_deployment.script }}"
         mode: "0755"

@@ -22,22 +22,30 @@ from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
     launch_script,
     launch_spec,
+    overlay,
     plain,
     resolve_profile,
     spec_digest,
+)
+from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import (
+    HF_TOKEN_MOUNT,
+    hf_token_as_file,
+    refuse_secrets,
 )
 
 # The role's launch options that shape the container (launch_spec's options), and the ones that
 # only place the role's files and requests.
 SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_dir", "extra_volumes",
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
-                "labels")
-PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id")
+                "labels", "hf_hub_offline")
+PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id",
+                               "docker_host")
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
 
@@ -73,6 +81,9 @@ def _check_options(options):
                                    % (var, _validate.describe(options[key])))
             checked[key] = _validate.absolute_path(options[key], var, error=ProfileError,
                                                    volume=key in ("model_cache_dir", "engine_cache_dir"))
+    if options.get("docker_host") is not None:
+        # Also written into the serving unit: a newline there would add a setting of its own.
+        checked["docker_host"] = _validate.single_line(options["docker_host"], "server_docker_host", error=ProfileError)
     if options.get("registry_prefix"):
         checked["registry_prefix"] = _validate.single_line(options["registry_prefix"], "server_registry_prefix",
                                                            error=ProfileError)
@@ -149,6 +160,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
     else:
         profile = plain(profile)
+    # First: any later message (a launch script field refused) would quote a misplaced secret.
+    refuse_secrets(profile, overrides)
     engine = profile.get("engine")
     if engine not in engines.ENGINES:
         raise ProfileError("profile %s: engine %r is not one of %s"
@@ -163,9 +176,19 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     script_dir = options.get("script_dir") or "/usr/local/lib/inferops-serving"
     state_dir = options.get("state_dir") or "/var/lib/inferops-serving"
     name = options.get("name") or profile["name"]
-    env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if options.get("secret_env") else None
+    secret_env = list(options.get("secret_env") or [])
+    secret_files, spec_profile = {}, profile
+    if "HF_TOKEN" in secret_env and hf_token_as_file(engine, image.get("engine_version")):
+        # Out of Config.Env (docker inspect): a 0600 file, mounted read-only, named by HF_TOKEN_PATH.
+        secret_files["HF_TOKEN"] = "%s/%s.hf_token" % (config_dir.rstrip("/"), name)
+        secret_env.remove("HF_TOKEN")
+        spec_options["secret_env"] = secret_env
+        spec_options["extra_volumes"] = (list(spec_options.get("extra_volumes") or [])
+                                         + ["%s:%s:ro" % (secret_files["HF_TOKEN"], HF_TOKEN_MOUNT)])
+        spec_profile = overlay(profile, {"env": {"HF_TOKEN_PATH": HF_TOKEN_MOUNT}})
+    env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if secret_env else None
     spec_options["env_file"] = env_file
-    spec = launch_spec(profile, spec_options)
+    spec = launch_spec(spec_profile, spec_options)
     if options.get("image_by_id"):
         if not image.get("image_id"):
             raise ProfileError("profile %s: running from an image archive needs the lock entry's image_id for %s:%s"
@@ -186,6 +209,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "script": launch_script(spec, profile),
         "script_path": "%s/%s.sh" % (script_dir.rstrip("/"), spec["name"]),
         "env_file": env_file,
+        # Secrets the container reads from a file of their own (name -> host path), not the env file.
+        "secret_files": secret_files,
         "watchdog": _watchdog_files(spec["name"], config_dir, state_dir, options.get("textfile_dir")),
         "image": {
             "ref": spec["image"],
@@ -197,6 +222,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
             "by_id": spec["image"].startswith("sha256:"),
         },
         "model": profile.get("model"),
+        # The model's commit (and the draft's), and whether the container runs with HF_HUB_OFFLINE=1.
+        "weights": dict(_weights.weights(profile), offline=spec["env"].get(_weights.OFFLINE_ENV) == "1"),
         "served_model_name": engines.served_model_name(engine, profile.get("args"), profile.get("model")),
         # The secret the role's and the watchdog's requests authenticate with (its name only).
         "api_key_env": (engines.API_KEY_ENV[engine]
@@ -226,6 +253,20 @@ def _watchdog_files(name, config_dir, state_dir, textfile_dir):
         "textfile": ("%s/inferops_watchdog_%s.prom" % (textfile_dir.rstrip("/"), re.sub(r"[^A-Za-z0-9_]", "_", name))
                      if textfile_dir else None),
     }
+
+
+def stale_failed_logs(paths, container, keep):
+    """The failed-deployment logs of ``container`` to delete so that the ``keep`` newest remain.
+
+    The rescue names them ``failed-<container>-<YYYYmmddTHHMMSSZ>.log`` (UTC), so their names sort
+    by time; another container's logs (``<container>-next`` too) and other files are never chosen.
+    """
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise ProfileError("server_failed_logs_kept: got %s; expected a whole number >= 1"
+                           % _validate.describe(keep))
+    pattern = re.compile(r"failed-%s-\d{8}T\d{6}Z\.log" % re.escape(str(container)))
+    mine = sorted(str(p) for p in paths or [] if pattern.fullmatch(str(p).rsplit("/", 1)[-1]))
+    return mine[:-keep]
 
 
 def container_action(deployment, current=None):
@@ -300,7 +341,11 @@ def from_record(record, options=None):
         spec = plain(record["spec"])
         deployment.update(spec=spec, container=spec["name"], staged_container=spec["name"] + "-next",
                           script=launch_script(spec, deployment["profile"]),
-                          spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL))
+                          spec_sha256=spec["labels"].get(SPEC_LABEL), argv_sha256=spec["labels"].get(ARGV_LABEL),
+                          # The secrets as the recorded container reads them (an older one: all in its env file).
+                          env_file=spec.get("env_file"),
+                          secret_files={k: path for k, path in deployment["secret_files"].items()
+                                        if any(str(v).startswith(path + ":") for v in spec.get("volumes") or [])})
         deployment["image"]["ref"] = spec["image"]
     return deployment
 
@@ -323,6 +368,7 @@ def record(deployment, observed=None, smoke_answer=None, speculative=None, diges
         "argv_sha256": deployment["argv_sha256"],
         "spec_sha256": deployment["spec_sha256"],
         "engine_version": observed.get("engine_version") or deployment["image"]["engine_version"],
+        "model_revision": (deployment.get("weights") or {}).get("revision"),
         "validated_at": validated_at,
         "started_at": started_at,
         "evidence": {"backends": observed, "smoke_answer": str(smoke_answer or "")[:120],

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import yaml
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import ENGINES, flag_key
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -31,8 +32,8 @@ KNOWN_BAD_FILE = os.path.join(COLLECTION_ROOT, "data", "known_bad_images.yml")
 
 # Keys overlaid key by key (a null value deletes the key); every other key is replaced whole.
 OVERLAY_KEYS = ("hardware", "image", "env", "args", "expect")
-PROFILE_KEYS = ("name", "extends", "description", "engine", "hardware", "image", "model", "env",
-                "args", "expect", "measured", "fallback")
+PROFILE_KEYS = ("name", "extends", "description", "engine", "hardware", "image", "model", "revision",
+                "draft_revision", "env", "args", "expect", "measured", "fallback")
 DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 # Container label holding spec_digest(): what a running container was created from.
 SPEC_LABEL = "inferops.serving.spec-sha256"
@@ -136,10 +137,10 @@ def apply_overrides(profile, overrides):
     overrides = overrides or {}
     if not isinstance(overrides, dict):
         raise ProfileError("profile overrides must be a mapping with keys among %s" % ", ".join(OVERLAY_KEYS))
-    unknown = sorted(set(overrides) - set(OVERLAY_KEYS) - {"model", "description"})
+    unknown = sorted(set(overrides) - set(OVERLAY_KEYS) - {"model", "revision", "draft_revision", "description"})
     if unknown:
         raise ProfileError("profile overrides have unknown keys %s; allowed: %s"
-                           % (", ".join(unknown), ", ".join(OVERLAY_KEYS + ("model",))))
+                           % (", ".join(unknown), ", ".join(OVERLAY_KEYS + ("model", "revision", "draft_revision"))))
     return overlay(profile, overrides, engine=profile.get("engine"))
 
 
@@ -148,7 +149,9 @@ def apply_lock(profile, lock):
 
     The lock file is what ``playbooks/pin.yml`` writes into an inventory after a digest was
     validated on a canary; an entry for the profile's ``repository:tag`` replaces its digest.
+    A ``models: {"<model id>": {revision}}`` entry pins the model's revision the same way.
     """
+    profile = _weights.apply_model_lock(profile, lock, error=ProfileError)
     image = profile.get("image") or {}
     entry = ((lock or {}).get("images") or {}).get("%s:%s" % (image.get("repository"), image.get("tag")))
     if not entry:
@@ -224,9 +227,14 @@ def container_argv(profile):
     model = profile.get("model")
     if not model:
         raise ProfileError("profile %s has no model" % profile.get("name"))
+    if str(model).startswith("-"):
+        # vLLM reads a positional "--trust-remote-code" as the flag, not as a model.
+        raise ProfileError("profile %s: model: got %s; expected a Hugging Face repo id (org/name) or an absolute "
+                           "path: a name starting with '-' would be read by the engine as a flag (set flags in args)"
+                           % (profile.get("name"), _validate.describe(model)))
     argv = list(engine["command"])
     argv += [engine["model_flag"], model] if engine["model_flag"] else [model]
-    return argv + render_args(profile.get("args"))
+    return argv + render_args(_weights.revision_args(profile))
 
 
 def image_ref(profile, registry_prefix=""):
@@ -259,6 +267,9 @@ LAUNCH_DEFAULTS = {
     "log_max_size": "100m",
     "log_max_file": 3,
     "labels": {},
+    # HF_HUB_OFFLINE=1 in the container: None turns it on when the profile pins a revision (the
+    # model_cache role stages and verifies it first), so an engine start never touches the network.
+    "hf_hub_offline": None,
 }
 
 
@@ -292,11 +303,14 @@ def launch_spec(profile, options=None):
         "inferops.serving.argv-sha256": argv_digest(profile, argv),
     }
     labels.update(opts["labels"] or {})
+    env = {k: render_value(v) for k, v in (profile.get("env") or {}).items()}
+    if _weights.offline(profile, opts["hf_hub_offline"]):
+        env.setdefault(_weights.OFFLINE_ENV, "1")
     spec = {
         "name": name,
         "image": image_ref(profile, opts["registry_prefix"]),
         "command": argv,
-        "env": {k: render_value(v) for k, v in (profile.get("env") or {}).items()},
+        "env": env,
         "secret_env": list(opts["secret_env"] or []),
         "env_file": opts["env_file"],
         "device_requests": [{"driver": "nvidia", "count": -1, "capabilities": [["gpu"]]}],
@@ -397,7 +411,8 @@ def validate_spec_text(spec, profile=None):
         if isinstance(value, (Mapping, list, tuple)):
             raise ProfileError("launch script field %s: got a %s; expected a single-line value"
                                % (field, type(value).__name__))
-        _validate.single_line(value, "launch script field " + field, error=ProfileError)
+        _validate.single_line(value, "launch script field " + field, error=ProfileError,
+                              max_bytes=_validate.MAX_VALUE_BYTES)
 
     if not isinstance(spec, Mapping):
         raise ProfileError("launch_script needs a launch spec mapping, not a %s" % type(spec).__name__)

@@ -25,6 +25,7 @@ import yaml
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _kernel_support as kernels
+from ansible_collections.inferops.serving.plugins.plugin_utils import _weights as weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     DIGEST_RE,
     ENGINES,
@@ -843,6 +844,21 @@ RULES = (
        "A tag moves (cu130-nightly is a rolling tag, 'not a reproducible pin'): two hosts, or one host on two "
        "days, may run different engines.",
        "seed 000: IMAGE PIN note; seed 001: digest pinning as practice"),
+    _r("model-revision-malformed", "error", weights.check_revision_malformed,
+       "A revision the Hub cannot resolve to one commit (an abbreviated or uppercase id, an invalid ref name) "
+       "fails the download on every host.",
+       "issue 24; huggingface_hub REGEX_COMMIT_HASH (40 lowercase hex)"),
+    _r("model-revision-branch", "warning", weights.check_revision_branch,
+       "A branch or tag moves: a re-upload upstream changes the weights of a fleet silently.",
+       "issue 24; sparkrun model_revision"),
+    _r("model-revision-missing", "warning", weights.check_revision_missing,
+       "Without a revision the engine loads the repository's head at its first start: two hosts deployed a week "
+       "apart can serve different weights under the same proven profile.",
+       "issue 24"),
+    _r("model-revision-in-args", "error", weights.check_revision_in_args,
+       "The revision flags are rendered from the profile's revision (one home); a flag in args could "
+       "contradict the revision the cache was staged and verified at.",
+       "issue 24"),
     _r("flag-unknown", "error", check_flag_unknown,
        "The engine's argument parser exits at startup on a flag it does not have ('unrecognized arguments'), "
        "on an ambiguous abbreviation, and on --x where only the short option -x exists.",

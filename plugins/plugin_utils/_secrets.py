@@ -12,13 +12,16 @@ engine's own "non-default args" log line. ``secret_findings`` refuses it and nam
 ``secret_channel`` says which env var the engine reads instead of a secret flag (vLLM reads
 ``VLLM_API_KEY`` when ``--api-key`` is absent), or that it has none. ``env_file_text`` renders
 the secrets as a Docker ``--env-file``: ``NAME=value`` lines read literally (no quoting, no
-``export``), so the file must never be sourced by a shell.
+``export``), so the file must never be sourced by a shell; ``hf_token_as_file`` says when the
+engine's image reads the Hugging Face token from a file instead (``HF_TOKEN_PATH``), out of the
+container's ``Config.Env``.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._engine_catalog import CatalogError, version_in
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     apply_overrides,
@@ -27,6 +30,9 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 )
 
 CHANNEL = "server_secrets"
+# docker run --env-file reads lines with Go's bufio.Scanner (docker/cli opts/envfile.go), whose
+# default buffer (bufio.MaxScanTokenSize, 64 KiB) must hold a line and its newline.
+ENV_FILE_LINE_MAX = 64 * 1024 - 1
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Env var names that are secrets whatever the pattern says.
 SECRET_ENV = frozenset((
@@ -55,11 +61,35 @@ _SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:key|token|secret|password|passwd|apikey
 NOT_SECRET_FLAGS = frozenset(("bucket-time-to-first-token", "ssl-keyfile", "speculative-token-map"))
 # A Hugging Face user access token: hf_ and 34 letters/digits (seen anywhere = a leaked token).
 HF_TOKEN_VALUE_RE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
+# What a message masks: the same shape, also a prefix of one (a message may cut a value short).
+# A capital or a digit in it: not a word such as hf_overrides. No word boundary before it: a
+# repr'd newline leaves a backslash and an "n" right before it.
+_HF_TOKEN_SHAPE_RE = re.compile(r"hf_(?=[a-z]*[A-Z0-9])[A-Za-z0-9]{8,}")
 REASON = ("A value in args or env lands in the 0755 launch script, the host's state file, container labels, "
           "docker inspect and the engine's logged arguments; secrets must only travel in the 0600 env file "
           "written from %s (no_log)." % CHANNEL)
 SOURCE = "issue 10 (review 2026-11-30, D6 and D14)"
 _OVERRIDE_NOTE = " (set by the inventory override %s)"
+
+
+# The Hugging Face token as a file: huggingface_hub (>= 0.21) reads the token from the file
+# HF_TOKEN_PATH names when HF_TOKEN is unset, so the token stays out of the container's Config.Env
+# (docker inspect). The first release of each engine whose image has such a huggingface_hub: the
+# oldest releases in the engine catalog (vLLM 0.17.0, SGLang 0.5.1) need transformers >= 4.55,
+# which needs huggingface_hub >= 0.34. An older or unparseable version keeps HF_TOKEN in the env file.
+HF_TOKEN_PATH_SINCE = {"vllm": "0.17.0", "sglang": "0.5.1"}
+HF_TOKEN_MOUNT = "/run/secrets/hf_token"
+
+
+def hf_token_as_file(engine, engine_version):
+    """Whether the engine's image reads the Hub token from a file (``HF_TOKEN_PATH``)."""
+    first = HF_TOKEN_PATH_SINCE.get(engine)
+    if first is None or not engine_version:
+        return False
+    try:
+        return version_in(str(engine_version).split(" ", 1)[0], first=first)
+    except CatalogError:
+        return False
 
 
 def is_secret_env(name):
@@ -154,6 +184,45 @@ def secret_findings(profile, overrides=None, profile_dirs=None):
     return findings
 
 
+def refuse_secrets(profile, overrides=None):
+    """Raise ProfileError, naming each place and its channel (never a value), when ``profile`` (with
+    ``overrides``) holds a secret outside ``server_secrets``.
+
+    The deployment plan calls it first: a later check (a newline refused in the launch script) would
+    quote the value, and the plan itself (the launch script, the spec) would carry it into ``-v`` output.
+    """
+    findings = secret_findings(profile, overrides)
+    if findings:
+        raise ProfileError("profile %s: %s (values not shown). %s"
+                           % (profile.get("name"), "; ".join(f["message"] for f in findings), REASON))
+
+
+def scrub(text, mask="hf_<redacted>"):
+    """``text`` with anything shaped like a Hugging Face token (``hf_`` and 8+ letters/digits) masked:
+    for a message that may quote a value the secret checks could not place (a truncated one too)."""
+    return _HF_TOKEN_SHAPE_RE.sub(mask, str(text))
+
+
+def failure_message(result, task=None, limit=2000):
+    """What a rescue may keep of a failed task's result: its ``msg`` (else ``stderr``), scrubbed and
+    cut to ``limit`` characters; for a ``no_log`` task (``task`` is ``ansible_failed_task``) a fixed
+    text, since Ansible hands the rescue the uncensored result."""
+    if isinstance(task, Mapping) and _truthy(task.get("no_log")):
+        return "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"
+    result = result if isinstance(result, Mapping) else {}
+    message = result.get("msg")
+    if message in (None, ""):
+        message = result.get("stderr") or ""
+    text = scrub(message)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _truthy(value):
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on", "y", "t")
+    return bool(value)
+
+
 def _text(value):
     if isinstance(value, Mapping):
         return " ".join("%s %s" % (k, _text(v)) for k, v in value.items())
@@ -186,22 +255,36 @@ def validate_secrets(secrets, var=CHANNEL):
             raise ProfileError("%s.%s: the value contains a newline or another control character, which a "
                                "Docker env file cannot carry; remove it (value not shown)" % (var, name))
         try:
-            text.encode("utf-8")
+            line = len(("%s=%s" % (name, text)).encode("utf-8"))
         except UnicodeEncodeError as exc:
             raise ProfileError("%s.%s: the value is not valid UTF-8, which a Docker env file refuses (value "
                                "not shown)" % (var, name)) from exc
+        if line > ENV_FILE_LINE_MAX:
+            raise ProfileError("%s.%s: NAME=value is %d bytes; Docker reads an env file line of at most %d bytes "
+                               "(docker run --env-file fails with 'token too long'); shorten it or mount the secret "
+                               "as a file (value not shown)" % (var, name, line, ENV_FILE_LINE_MAX))
         clean[name] = text
     return clean
 
 
-def env_file_text(secrets, var=CHANNEL):
-    """The Docker ``--env-file`` text for ``secrets``: one literal ``NAME=value`` line each, sorted.
+def secret_file_text(secrets, name, var=CHANNEL):
+    """The text of a file holding one secret (``secrets[name]``), checked as ``validate_secrets``
+    checks it (the message names the entry, never the value); no trailing newline."""
+    clean = validate_secrets(secrets, var)
+    if name not in clean:
+        raise ProfileError("%s.%s: no value to write to its file" % (var, name))
+    return clean[name]
+
+
+def env_file_text(secrets, var=CHANNEL, exclude=()):
+    """The Docker ``--env-file`` text for ``secrets``: one literal ``NAME=value`` line each, sorted;
+    the ``exclude`` names (secrets the container gets as files) are checked but left out.
 
     Docker reads each line literally (no quotes, no ``$`` expansion, no ``export``), so the file is
     for ``docker run --env-file`` only; a shell must never source it.
     """
     clean = validate_secrets(secrets, var)
-    return "".join("%s=%s\n" % (name, clean[name]) for name in sorted(clean))
+    return "".join("%s=%s\n" % (name, clean[name]) for name in sorted(clean) if name not in exclude)
 
 
 def redact(data, values, mask="<redacted>"):

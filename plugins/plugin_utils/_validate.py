@@ -22,6 +22,10 @@ CONTAINER_NAME_RE = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
 PROFILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Characters that end a line or a shell word where a single-line value is expected.
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+# The longest value the launch script passes as one docker run argument. Linux refuses a single
+# argument over MAX_ARG_STRLEN (128 KiB) with "argument list too long"; half of it leaves room for
+# a flag or NAME= in the same word, and any real flag value or label is far shorter.
+MAX_VALUE_BYTES = 64 * 1024
 
 
 class ValidationError(ValueError):
@@ -64,11 +68,17 @@ def _fail(error, var, value, expects):
     raise error("%s: got %s; expected %s" % (var, describe(value), expects))
 
 
-def single_line(value, var, error=ValidationError):
-    """``value`` as a string without control characters (no newline, CR, tab, NUL, ...)."""
+def single_line(value, var, error=ValidationError, max_bytes=None):
+    """``value`` as a string without control characters (no newline, CR, tab, NUL, ...), and of at
+    most ``max_bytes`` bytes in UTF-8 when given (the message gives the size, never the value)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         _fail(error, var, value, "a single-line string")
     text = str(value)
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if max_bytes is not None and size > max_bytes:
+        raise error("%s: got a value of %d bytes; expected at most %d bytes (a longer one breaks the launch "
+                    "script's docker run with 'argument list too long'): shorten it, or put it in a file and "
+                    "mount it (server_extra_volumes)" % (var, size, max_bytes))
     bad = _CONTROL_RE.search(text)
     if bad:
         raise error("%s: got %s, which contains the control character %r at position %d; expected a "

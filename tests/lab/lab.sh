@@ -9,7 +9,7 @@
 #   tests/lab/lab.sh down [--purge]  stop what the lab started; --purge also drops images/state
 #
 # Runs as root on Debian without systemd (CI's machine); state and logs live in <repo>/.lab/.
-# Environment: LAB_APT_PORT (default 5080), LAB_SKIP_ENGINE_SIM=1 (do not build the simulator).
+# Environment: LAB_APT_PORT (default 5080), LAB_HUB_PORT (default 5090), LAB_SKIP_ENGINE_SIM=1 (do not build the simulator).
 set -euo pipefail
 
 LAB_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +20,9 @@ LOG="$LAB_DIR/log"
 REGISTRY="127.0.0.1:5000"
 APT_PORT="${LAB_APT_PORT:-5080}"
 APT_URL="http://127.0.0.1:$APT_PORT/libnvidia-container"
+# The Hugging Face Hub stand-in (tests/lab/hub): the lab's HF_ENDPOINT, model_cache_endpoint.
+HUB_PORT="${LAB_HUB_PORT:-5090}"
+HUB_URL="http://127.0.0.1:$HUB_PORT"
 BASE_IMAGE="inferops-lab/base:bookworm"
 TARGET_OS_IMAGE="inferops-lab/target-os:bookworm"
 TARGET_IMAGE="inferops-lab/target:bookworm"
@@ -241,6 +244,19 @@ ensure_apt_repo() {
   wait_for "apt server" 15 apt_up
 }
 
+# --- Hub stand-in --------------------------------------------------------------------------
+hub_up() { curl -fsS "$HUB_URL/api/models/inferops-lab/tiny-chat/revision/main" >/dev/null 2>&1; }
+
+ensure_hub() {
+  if hub_up; then
+    say "hub stand-in: served at $HUB_URL"
+    return
+  fi
+  say "hub stand-in: serving $LAB_SRC/hub/repos on $HUB_URL (requests in $LOG/hub-requests.jsonl)"
+  spawn hub python3 "$LAB_SRC/hub/hub_standin.py" --port "$HUB_PORT" --log "$LOG/hub-requests.jsonl"
+  wait_for "hub stand-in" 15 hub_up
+}
+
 # --- engine simulator images --------------------------------------------------------------
 # Digest of repo:tag as the registry serves it (schema 2 manifest).
 registry_digest() {
@@ -334,10 +350,11 @@ cmd_up() {
   ensure_engine
   ensure_registry
   ensure_apt_repo
+  ensure_hub
   ensure_images
   ensure_base_pushed
   ensure_engine_images
-  say "up in $((SECONDS - start))s: registry http://$REGISTRY, apt $APT_URL (key $APT_URL/gpgkey)"
+  say "up in $((SECONDS - start))s: registry http://$REGISTRY, apt $APT_URL (key $APT_URL/gpgkey), hub $HUB_URL"
 }
 
 lab_containers() {
@@ -349,6 +366,7 @@ cmd_down() {
   local purge=0
   [ "${1:-}" = --purge ] && purge=1
   stop_pid apt
+  stop_pid hub
   stop_pid registry
   if engine_up; then
     local ids
@@ -400,6 +418,7 @@ cmd_status() {
     say "registry: down"; rc=1
   fi
   if apt_up; then say "apt repository: up at $APT_URL"; else say "apt repository: down"; rc=1; fi
+  if hub_up; then say "hub stand-in: up at $HUB_URL"; else say "hub stand-in: down"; rc=1; fi
   if [ -f "$LOCK_FILE" ]; then say "lock file: ${LOCK_FILE#"$REPO"/}"; else say "lock file: none"; fi
   return $rc
 }

@@ -57,6 +57,7 @@ def scenario_runs():
     pool.shutdown(wait=True)
 
 
+@pytest.mark.xdist_group("molecule")  # one pytest-xdist worker: the scenarios' own targets
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_molecule_scenario(scenario_runs, scenario):
     result, seconds = scenario_runs[scenario].result()
@@ -72,6 +73,7 @@ def recap(output):
     return hosts
 
 
+@pytest.mark.xdist_group("lab_fleet")  # the same worker as the other tests of inventories/lab's hosts
 def test_demo_converges_the_fleet_then_changes_nothing():
     result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab",
                            "tests/lab/fleet.yml"], timeout=600)

@@ -39,7 +39,7 @@ DROP_FILE = "/root/drop_caches"
 # profile's 0.9 x 121.6 GiB = 109.5 GiB, while MemAvailable (117.3 GiB in the lab) covers it.
 MEMFREE_KB, CACHED_KB = 41943040, 73400320
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
 
 
 def host_images():

@@ -32,7 +32,7 @@ from labkit import ROOT, SPARK_1, SPARKS, container, exec_on, module_fleet, play
 CANARY = SPARK_1
 HOSTS = {CANARY: SPARKS[CANARY]}
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
 
 STATE = "/var/lib/inferops-serving/inferops-serving.json"
 WAIT_TASK = "Assert the backends the engine selected"

@@ -35,7 +35,7 @@ from labkit import (DOCKER, IMAGE, LAB_LOCK, NIGHTLY, SPARKS, TAG, container, co
 HOSTS = SPARKS  # both shared Sparks, one hardware group
 CANARY, OTHER = list(HOSTS)
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ lab-spark is converged with a Hugging Face token (server_hf_token) and an API ke
 ``-vvv`` and once with the ``ansible.posix.json`` stdout callback (what AWX/ARA-style recorders
 see), then its container is replaced by hand and ``rollback.yml -vvv`` returns it. Neither value
 may appear in any output, in the host's launch script, state files, watchdog configuration,
-container labels or argv, or in the inventory's lock; the 0600 env file holds both, and the
-smoke test passing proves the API key reached the engine and the role's requests.
+container labels or argv, or in the inventory's lock; the 0600 env file holds the API key, and the
+smoke test passing proves the API key reached the engine and the role's requests. The token is
+not in the container's Config.Env: a 0600 file mounted read-only, named by HF_TOKEN_PATH (issue 25).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("lab_fleet")]  # one pytest-xdist worker: inventories/lab's hosts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -76,7 +77,11 @@ def test_the_env_file_is_the_only_place_on_the_host(converged):
                        "cat /etc/inferops-serving/inferops-serving.env")
     mode, content = env_file.split("\n", 1)
     assert mode == "600 root"
-    assert content == "HF_TOKEN=%s\nVLLM_API_KEY=%s\n" % (TOKEN, API_KEY)
+    assert content == "VLLM_API_KEY=%s\n" % API_KEY
+    # The token as a file (issue 25): vLLM reads it through HF_TOKEN_PATH, out of Config.Env.
+    token_file = on_host("stat -c '%a %U' /etc/inferops-serving/inferops-serving.hf_token; "
+                         "cat /etc/inferops-serving/inferops-serving.hf_token")
+    assert token_file == "600 root\n%s" % TOKEN
     script = on_host("cat /usr/local/lib/inferops-serving/inferops-serving.sh")
     assert "--env-file /etc/inferops-serving/inferops-serving.env" in script
     assert_no_secret("the launch script", script)
@@ -85,6 +90,9 @@ def test_the_env_file_is_the_only_place_on_the_host(converged):
     inspect = json.loads(on_host("docker inspect inferops-serving"))[0]
     assert_no_secret("the container's labels, command and args",
                      json.dumps([inspect["Config"]["Labels"], inspect["Config"]["Cmd"], inspect["Args"]]))
+    assert TOKEN not in json.dumps(inspect["Config"]["Env"])
+    assert "HF_TOKEN_PATH=/run/secrets/hf_token" in inspect["Config"]["Env"]
+    assert on_host("docker exec inferops-serving cat /run/secrets/hf_token") == TOKEN
     with open(os.path.join(INVENTORY, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
         assert_no_secret("the lock", handle.read())
 
@@ -100,4 +108,23 @@ def test_a_rollback_with_secrets_shows_none(converged):
     assert "Replace the failed container with the recorded one" in output
     inspect = json.loads(on_host("docker inspect inferops-serving"))[0]
     env = inspect["Config"]["Env"]
-    assert "HF_TOKEN=%s" % TOKEN in env and "VLLM_API_KEY=%s" % API_KEY in env
+    assert "VLLM_API_KEY=%s" % API_KEY in env and "HF_TOKEN_PATH=/run/secrets/hf_token" in env
+    assert TOKEN not in json.dumps(env)
+
+
+MISPLACED = "sk-lab-Misplaced-5555aaaa"
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-v"]], ids=["default verbosity", "-v"])
+def test_a_secret_in_profile_args_with_a_newline_appears_nowhere(verbosity):
+    """Issue 25: the launch script's refusal of the newline quoted the value (default verbosity)
+    and, without the newline, ``-v`` printed the whole plan with it; the plan now refuses it first."""
+    overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1",
+                                                                  "api-key": MISPLACED + "\nsecond-line"}}})
+    result = run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, "site.yml", "-l", "lab-spark",
+                  "-e", overrides, *verbosity])
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-6000:]
+    assert "args.api-key" in output and "server_secrets: {VLLM_API_KEY: <value>}" in output, output[-6000:]
+    for part in (MISPLACED, MISPLACED[:12], "second-line"):
+        assert part not in output, "%s shows the misplaced secret" % " ".join(["site.yml"] + verbosity)

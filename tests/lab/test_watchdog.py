@@ -58,7 +58,7 @@ BURST_SECONDS = int(os.environ.get("INFEROPS_WATCHDOG_BURST_SECONDS", "30"))
 # The requests one converge makes: server_warmup_requests (3) + the smoke test.
 DEPLOY_REQUESTS = 4
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
 
 PROFILE_ARGS = {"host": "127.0.0.1"}
 # The simulator's fixed decode step of before its performance model (2 ms whatever the batch,

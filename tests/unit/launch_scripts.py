@@ -2,6 +2,7 @@
 """Read a bash launch script's ``docker run`` (the seeds' or ours) into comparable parts."""
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
@@ -65,3 +66,30 @@ def flag_pairs(argv):
         else:
             i += 1
     return pairs
+
+
+# The profiles pin the model's commit (issue 24), which the seeds do not: the engine is told it
+# through every revision flag, and the container runs offline (the weights are staged first).
+MODEL_COMMIT = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0"
+
+
+def without_weights_pin(run, commit=MODEL_COMMIT):
+    """The rendered run with the model pin taken out, after checking that it is exactly the pin."""
+    argv, kept, i = run["argv"], [], 0
+    while i < len(argv):
+        if argv[i] in ("--revision", "--tokenizer-revision", "--code-revision"):
+            assert argv[i + 1] == commit
+            i += 2
+            continue
+        if argv[i] == "--speculative_config":
+            config = json.loads(argv[i + 1])
+            assert config.pop("revision") == commit
+            kept += [argv[i], json.dumps(config, separators=(",", ":"))]
+            i += 2
+            continue
+        kept.append(argv[i])
+        i += 1
+    assert len(kept) == len(argv) - 6
+    options = [o for o in run["options"] if o != ("-e", "HF_HUB_OFFLINE=1")]
+    assert len(options) == len(run["options"]) - 1
+    return dict(run, argv=kept, options=options)

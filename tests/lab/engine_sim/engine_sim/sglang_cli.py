@@ -75,6 +75,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--model-path", "--model", type=str, required=True, dest="model_path")
     add("--tokenizer-path", type=str, default=None)
+    # The model's commit (every stored release, sglang/srt/server_args.py).
+    add("--revision", type=str, default=None)
     add("--host", type=str, default="127.0.0.1")
     add("--port", type=int, default=30000)
     add("--served-model-name", type=str, default=None)
@@ -103,6 +105,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     add("--reasoning-parser", type=str, default=None, choices=reasoning_parser_choices(version))
     add("--speculative-algorithm", type=str, default=None, choices=_SPEC_ALGORITHMS)
     add("--speculative-draft-model-path", type=str, default=None)
+    if at_least(version, "0.5.2"):  # the engine catalog: absent from 0.5.1
+        add("--speculative-draft-model-revision", type=str, default=None)
     add("--speculative-num-steps", type=int, default=None)
     add("--speculative-eagle-topk", type=int, default=None)
     add("--speculative-num-draft-tokens", type=int, default=None)

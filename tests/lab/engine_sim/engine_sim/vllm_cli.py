@@ -137,6 +137,10 @@ def build_parser(version: str) -> tuple[argparse.ArgumentParser, argparse.Argume
     # Model
     add("--model", type=str, default="Qwen/Qwen3-0.6B")
     add("--trust-remote-code", action=bool_flag, default=False)
+    # The commits of the model, its tokenizer and its remote code (every stored release, ModelConfig).
+    add("--revision", type=str, default=None)
+    add("--tokenizer-revision", type=str, default=None)
+    add("--code-revision", type=str, default=None)
     add("--dtype", type=str, default="auto", choices=DTYPES)
     add("--seed", type=int, default=0)
     add("--max-model-len", type=human_readable_int_or_auto, default=None)

@@ -18,7 +18,8 @@ GROUP = grp.getgrgid(os.getgid()).gr_name
 
 def entries(root):
     return [
-        {"path": str(root / "etc"), "state": "directory", "mode": "0700", "owner": USER, "group": GROUP},
+        {"path": str(root / "etc"), "state": "directory", "mode": "0700", "owner": USER, "group": GROUP,
+         "keep_existing": False},
         {"path": str(root / "etc" / "srv.sh"), "content": "#!/bin/sh\nexec docker run x\n", "mode": "0755",
          "owner": USER, "group": GROUP},
         {"path": str(root / "etc" / "srv.env"), "state": "absent"},
@@ -54,6 +55,22 @@ def test_content_mode_and_removal_are_each_noticed(run_module, tmp_path):
     assert {d["before_header"] for d in result["diff"]} == {str(tmp_path / "etc" / "srv.sh"), str(tmp_path / "etc" / "srv.env")}
 
 
+def test_an_existing_shared_directory_keeps_its_mode_and_owner(run_module, tmp_path):
+    """Issue 25, finding 8: a 1777 textfile directory became 0755 (and root's), locking out
+    node_exporter's other writers. A directory that exists is left as found unless the entry says
+    keep_existing: false; one that is created gets the entry's mode."""
+    shared = tmp_path / "textfile_collector"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    wanted = [{"path": str(shared), "state": "directory", "mode": "0755", "owner": USER, "group": GROUP},
+              {"path": str(tmp_path / "new"), "state": "directory", "mode": "0750", "owner": USER, "group": GROUP}]
+    failed, result = run_module(host_files, {"files": wanted})
+    assert not failed and result["changed_paths"] == [str(tmp_path / "new")]
+    assert [s["action"] for s in result["files"]] == ["none", "mkdir"]
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o750
+
+
 def test_check_mode_reports_and_writes_nothing(run_module, tmp_path):
     failed, result = run_module(host_files, {"files": entries(tmp_path)}, check_mode=True)
     assert not failed and result["changed"] and len(result["changed_paths"]) == 2
@@ -78,6 +95,8 @@ def test_a_directory_where_a_file_is_wanted_fails_before_anything_is_written(run
     ({"path": "/a", "state": "directory", "content": "x", "mode": "0755"}, "only a file has content"),
     ({"path": "/a", "state": "link", "mode": "0755"}, "expected one of file, directory, absent"),
     ({"path": "/a", "content": "x", "mode": "0644", "src": "x"}, "unknown keys src"),
+    ({"path": "/a", "content": "x", "mode": "0644", "keep_existing": True}, "for a directory only"),
+    ({"path": "/a", "state": "directory", "mode": "0755", "keep_existing": "no"}, "expected true or false"),
 ])
 def test_bad_entries_name_the_entry_and_the_fix(entry, message):
     with pytest.raises(FilesError, match=message):

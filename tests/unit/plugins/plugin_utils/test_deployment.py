@@ -157,8 +157,13 @@ def test_the_plan_holds_the_script_of_its_spec():
     assert deployment["script_path"] == "/usr/local/lib/inferops-serving/inferops-serving.sh"
     assert deployment["spec_sha256"] == deployment["spec"]["labels"]["inferops.serving.spec-sha256"]
     assert deployment["env_file"] is None
+    with_key = d.plan("g7e-fp8-sglang-eagle", dict(OPTIONS, secret_env=["HF_TOKEN", "SGLANG_X_KEY"],
+                                                   config_dir="/etc/x"))
+    assert with_key["env_file"] == "/etc/x/inferops-serving.env"
+    # The token alone is a file of its own (HF_TOKEN_PATH): no env file.
     with_token = d.plan("g7e-fp8-sglang-eagle", dict(OPTIONS, secret_env=["HF_TOKEN"], config_dir="/etc/x"))
-    assert with_token["env_file"] == "/etc/x/inferops-serving.env"
+    assert with_token["env_file"] is None
+    assert with_token["secret_files"] == {"HF_TOKEN": "/etc/x/inferops-serving.hf_token"}
 
 
 def test_the_plan_is_the_same_for_the_same_input():

@@ -138,8 +138,14 @@ def run_script(script):
 
 
 def check(fields):
-    """Refused naming the field exactly when a written value is not one line; else one docker run."""
+    """Refused naming the field exactly when a written value is not one line, or the model when it
+    starts with '-' (the engine would read it as a flag); else one docker run."""
     profile, options = build(fields)
+    if str(profile["model"]).startswith("-"):
+        with pytest.raises(p.ProfileError, match=r": model: got .*a name starting with '-' would be read"):
+            p.launch_spec(profile, options)
+        event("refused model")
+        return
     spec = p.launch_spec(profile, options)
     values = written_values(profile, spec)
     bad_env_names = [n for n in spec["env"] if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", n)]

@@ -11,9 +11,11 @@ import pytest
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 from ansible_collections.inferops.serving.tests.unit.launch_scripts import (
+    MODEL_COMMIT,
     flag_pairs,
     parse_command,
     parse_docker_run,
+    without_weights_pin,
 )
 
 SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -57,7 +59,7 @@ def docker_options(run, drop=("--name", "-p")):
     ("gb10-nvfp4-mtp-throughput", "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh.txt"),
 ])
 def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
-    ours, theirs = rendered(profile), parse_docker_run(seed(script))
+    ours, theirs = without_weights_pin(rendered(profile)), parse_docker_run(seed(script))
     assert ours["argv"][0] == theirs["argv"][0]  # the model, positional
     assert flag_pairs(ours["argv"]) == flag_pairs(theirs["argv"])
     assert sorted(ours["argv"]) == sorted(theirs["argv"])
@@ -75,6 +77,10 @@ def test_gb10_profiles_match_seed_scripts_flag_for_flag(profile, script):
 
 def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():
     ours = rendered("gb10-nvfp4-fallback")
+    assert [ours["argv"][i + 1] for i, w in enumerate(ours["argv"]) if w.endswith("revision")] == [MODEL_COMMIT] * 3
+    ours = dict(ours, argv=[w for i, w in enumerate(ours["argv"]) if not w.endswith("revision")
+                            and not ours["argv"][i - 1].endswith("revision")],
+                options=[o for o in ours["options"] if o != ("-e", "HF_HUB_OFFLINE=1")])
     theirs = parse_docker_run(seed("docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh.txt"))
     expected = flag_pairs(theirs["argv"])
     del expected["--speculative_config"]
@@ -273,7 +279,7 @@ FALLBACK_LOCK_KEY = "vllm/vllm-openai:v0.17.1-cu130"
      "profile file {d}/named.yml declares name 'other'; rename the file or the name"),
     ({"x.yml": "name: x\nargz: {}\nenv_vars: {}\n"}, lambda d: p.load_profile("x", d),
      "profile {d}/x.yml has unknown keys argz, env_vars; allowed keys: name, extends, description, engine, hardware, "
-     "image, model, env, args, expect, measured, fallback"),
+     "image, model, revision, draft_revision, env, args, expect, measured, fallback"),
     # the inventory's profile directory is listed too
     ({"site-a.yml": "name: site-a\n"}, lambda d: p.load_profile("nope", d),
      "unknown profile 'nope'; available profiles: g7e-fp8-sglang, g7e-fp8-sglang-eagle, gb10-nvfp4-fallback, "
@@ -284,7 +290,8 @@ FALLBACK_LOCK_KEY = "vllm/vllm-openai:v0.17.1-cu130"
     ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), ["args"]),
      "profile overrides must be a mapping with keys among hardware, image, env, args, expect"),
     ({}, lambda d: p.apply_overrides(p.load_profile("gb10-nvfp4-fallback"), {"argz": 1, "bz": 2}),
-     "profile overrides have unknown keys argz, bz; allowed: hardware, image, env, args, expect, model"),
+     "profile overrides have unknown keys argz, bz; allowed: hardware, image, env, args, expect, model, revision, "
+     "draft_revision"),
     ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"), {"images": {FALLBACK_LOCK_KEY: "sha256:" + "a" * 64}}),
      "lock entry for vllm/vllm-openai:v0.17.1-cu130 needs a digest"),
     ({}, lambda d: p.apply_lock(p.load_profile("gb10-nvfp4-fallback"),
@@ -342,7 +349,7 @@ def test_launch_spec_is_exactly_the_reviewed_one():
     with open(SPEC_FIXTURE, encoding="utf-8") as handle:
         assert spec == json.load(handle)
     assert p.argv_digest(p.load_profile("gb10-nvfp4-fallback")) == \
-        "3703be0c6814e4c75c2c251da064140beb34cf35418e6561cc6bbf7a5ca6d823"
+        "ba9b01080b1f0839a57924508b9b22d80a1318205c9dc4204370d21cb65a1f2b"
 
 
 @pytest.mark.parametrize("call, message", [
@@ -352,8 +359,8 @@ def test_launch_spec_is_exactly_the_reviewed_one():
     (lambda pr: p.image_ref(dict(pr, image={"tag": "x"})), "profile gb10-nvfp4-fallback has no image.repository"),
     (lambda pr: p.launch_spec(pr, {"network_mode": "none"}), "network_mode must be bridge or host, not 'none'"),
     (lambda pr: p.launch_spec(pr, {"netwrok_mode": "host", "zz": 1}),
-     "unknown launch options netwrok_mode, zz; allowed: engine_cache_dir, env_file, extra_volumes, labels, "
-     "log_max_file, log_max_size, model_cache_dir, name, network_mode, port, registry_prefix, restart_retries, "
+     "unknown launch options netwrok_mode, zz; allowed: engine_cache_dir, env_file, extra_volumes, hf_hub_offline, "
+     "labels, log_max_file, log_max_size, model_cache_dir, name, network_mode, port, registry_prefix, restart_retries, "
      "secret_env"),
 ])
 def test_launch_errors_name_the_profile_and_the_fix(call, message):

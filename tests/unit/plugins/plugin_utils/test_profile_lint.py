@@ -37,6 +37,9 @@ MTP_NO_NESTED = {"method": "mtp", "num_speculative_tokens": 2}
 # carry seed 002's SGLANG_DISABLE_DEEP_GEMM=1, which no SGLang release reads (env-unknown warning).
 TAG_ONLY = {FALLBACK, SGLANG, EAGLE}
 SEED002_ENV = {SGLANG, EAGLE}
+# The FP8 model's commit is named by no seed: the g7e profiles warn until the lead pins it.
+NO_REVISION = {SGLANG, EAGLE}
+COMMIT = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0"
 
 
 def version(v):
@@ -219,6 +222,25 @@ FIRES = [
     ("env-value", LATENCY, {"env": {"VLLM_FLASHINFER_ALLREDUCE_BACKEND": "nccl"}}, None, "error",
      ["auto, mnnvl, trtllm"]),
     ("env-value", LATENCY, {"env": {"VLLM_NVFP4_GEMM_BACKEND": "b12x"}}, None, "error", ["marlin"]),
+    # Weights pinned to a commit (issue 24): appended so the reviewed messages keep their keys.
+    ("model-revision-malformed", LATENCY, {"revision": COMMIT[:12]}, None, "error",
+     ["abbreviated commit", "full 40-hex id"]),
+    ("model-revision-malformed", LATENCY, {"revision": COMMIT.upper()}, None, "error", ["uppercase"]),
+    ("model-revision-malformed", LATENCY, None, {"revision": "main branch"}, "error",
+     ["neither a commit id nor a valid branch"]),
+    ("model-revision-malformed", LATENCY, {"revision": 1234567}, None, "error", ["as a string"]),
+    ("model-revision-malformed", LATENCY,
+     {"args": {"speculative_config": {"method": "eagle3", "model": "org/draft", "num_speculative_tokens": 2}},
+      "draft_revision": "abc def"}, None, "error", ["draft_revision of org/draft"]),
+    ("model-revision-branch", LATENCY, {"revision": "main"}, None, "warning", ["'main' is a branch or tag", "moves"]),
+    ("model-revision-branch", SGLANG, {"revision": "v1.0"}, None, "warning", ["revision of nvidia/"]),
+    ("model-revision-missing", SGLANG, None, None, "warning", ["revision of nvidia/NVIDIA-Nemotron-3-Super"]),
+    ("model-revision-missing", EAGLE,
+     {"revision": COMMIT, "args": {"speculative-draft-model-path": "org/draft"}}, None, "warning",
+     ["draft_revision of org/draft is not set"]),
+    ("model-revision-in-args", LATENCY, {"args": {"revision": COMMIT}}, None, "error", ["remove args.revision"]),
+    ("model-revision-in-args", EAGLE, {"args": {"speculative-draft-model-revision": "main"}}, None, "error",
+     ["speculative-draft-model-revision"]),
 ]
 
 
@@ -301,7 +323,9 @@ def test_rule_quiet_on_the_fine_near_miss(rule, base, delta):
 def test_shipped_profiles_have_no_errors_and_only_documented_warnings(name):
     findings = lint_profile(name)
     assert errors(findings) == [], format_findings(findings)
-    expected = (["image-tag-only"] if name in TAG_ONLY else []) + (["env-unknown"] if name in SEED002_ENV else [])
+    expected = (["image-tag-only"] if name in TAG_ONLY else []) \
+        + (["model-revision-missing"] if name in NO_REVISION else []) \
+        + (["env-unknown"] if name in SEED002_ENV else [])
     assert [f["rule"] for f in findings] == expected
 
 

@@ -138,3 +138,142 @@ def test_redact():
     data = {"evidence": ["non-default args: {'api_key': 'sk-long-key'}"], "n": 3, "k": "sk-long-key"}
     assert s.redact(data, ["sk-long-key", "", None]) == {
         "evidence": ["non-default args: {'api_key': '<redacted>'}"], "n": 3, "k": "<redacted>"}
+
+
+# Issue 25, finding 5: a misplaced secret with a newline was quoted by the launch script's refusal
+# (default verbosity), and without one it was planned into the launch script (printed at -v).
+SECRET = "sk-misplaced-Secret0987"
+
+
+@pytest.mark.parametrize("overrides, named", [
+    ({"args": {"api-key": SECRET + "\nmore"}}, "args.api-key"),
+    ({"args": {"api-key": SECRET}}, "args.api-key"),
+    ({"env": {"VLLM_API_KEY": SECRET + "\n"}}, "env.VLLM_API_KEY"),
+    ({"args": {"served-model-name": "x\n" + TOKEN}}, "args.served-model-name"),
+])
+def test_the_plan_refuses_a_misplaced_secret_before_quoting_it(overrides, named):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
+    message = str(exc.value)
+    assert message.startswith("profile gb10-nvfp4-mtp-latency: %s" % named)
+    assert "values not shown" in message and "server_secrets" in message
+    for leaked in (SECRET, SECRET[:12], TOKEN, TOKEN[:12]):
+        assert leaked not in message
+
+
+def test_a_refusal_quoting_a_token_shape_is_scrubbed():
+    """image.tag is no secret's place: the launch script refuses its newline, quoting the value; the
+    deployment lookup scrubs every refusal it raises."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides={"image": {"tag": "v1\n" + TOKEN}})
+    assert "image.tag" in str(exc.value) and TOKEN[:12] in str(exc.value)
+    assert TOKEN[:12] not in s.scrub(exc.value)
+    with open(plan.__code__.co_filename.replace("plugin_utils/_deployment.py", "lookup/deployment.py"),
+              encoding="utf-8") as handle:
+        assert "raise AnsibleLookupError(scrub(exc))" in handle.read()
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("got 'hf_aB3aB3aB3aB3...'", "got 'hf_<redacted>...'"),
+    ("token %s here" % TOKEN, "token hf_<redacted> here"),
+    ("args.hf_overrides and hf_config_path", "args.hf_overrides and hf_config_path"),
+])
+def test_scrub(text, shown):
+    assert s.scrub(text) == shown
+
+
+@pytest.mark.parametrize("result, task, expected", [
+    ({"msg": "pull failed: unauthorized"}, {"no_log": False}, "pull failed: unauthorized"),
+    ({"msg": "", "stderr": "docker: no such image"}, None, "docker: no such image"),
+    ({"msg": "bad %s" % TOKEN}, {}, "bad hf_<redacted>"),
+    ({"msg": "x" * 3000}, {}, "x" * 1997 + "..."),
+    ({"msg": "Authorization: Bearer %s" % SECRET}, {"no_log": True},
+     "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"),
+    ({"msg": SECRET}, {"no_log": "yes"},
+     "the failed task's output is hidden (no_log); rerun it with no_log off on a test host to see it"),
+    (None, None, ""),
+])
+def test_failure_message_keeps_nothing_of_a_no_log_result(result, task, expected):
+    assert s.failure_message(result, task) == expected
+
+
+def test_the_rescue_keeps_the_failed_message_through_the_filter():
+    """rescue.yml copied ``ansible_failed_result.msg`` (uncensored for a no_log task) into a fact
+    and its fail message; every read of it now goes through failure_message."""
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "server", "tasks", "rescue.yml"), encoding="utf-8") as handle:
+        text = handle.read()
+    assert "ansible_failed_result.msg" not in text
+    assert text.count("ansible_failed_result | inferops.serving.failure_message(task=ansible_failed_task)") == 2
+
+
+def test_a_secret_over_the_env_file_line_limit_is_refused_without_showing_it():
+    """Issue 25, finding 9: docker run --env-file fails on a line over 64 KiB ('token too long')."""
+    longest = "k" * (s.ENV_FILE_LINE_MAX - len("HF_TOKEN="))
+    assert s.env_file_text({"HF_TOKEN": longest}) == "HF_TOKEN=%s\n" % longest
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: NAME=value is 65536 bytes; Docker reads "
+                                             r"an env file line of at most 65535 bytes") as exc:
+        s.env_file_text({"HF_TOKEN": longest + "k"})
+    assert "kkkk" not in str(exc.value) and "value not shown" in str(exc.value)
+
+
+# Issue 25, finding 10: the Hugging Face token was in the container's Config.Env (docker inspect).
+@pytest.mark.parametrize("engine, version, as_file", [
+    ("vllm", "0.17.0", True), ("vllm", "0.19.2rc1.dev134", True), ("vllm", "0.33.0", True),
+    ("vllm", "0.10.1", False), ("sglang", "0.5.1", True), ("sglang", "0.5.6.post2 (built from main, post PR #20407)", True),
+    ("sglang", "0.4.9", False), ("vllm", None, False), ("vllm", "nightly", False), ("tgi", "3.0.0", False),
+])
+def test_which_images_read_the_token_from_a_file(engine, version, as_file):
+    assert s.hf_token_as_file(engine, version) is as_file
+
+
+def _planned(overrides=None, secret_env=("HF_TOKEN", "VLLM_API_KEY")):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    return plan("gb10-nvfp4-mtp-latency", {"name": "srv", "secret_env": list(secret_env)}, overrides=overrides)
+
+
+def test_the_token_reaches_the_container_as_a_read_only_file_named_by_hf_token_path():
+    deployment = _planned()
+    spec = deployment["spec"]
+    assert deployment["secret_files"] == {"HF_TOKEN": "/etc/inferops-serving/srv.hf_token"}
+    assert "/etc/inferops-serving/srv.hf_token:/run/secrets/hf_token:ro" in spec["volumes"]
+    assert spec["env"]["HF_TOKEN_PATH"] == "/run/secrets/hf_token"
+    assert spec["secret_env"] == ["VLLM_API_KEY"]
+    assert deployment["env_file"] == spec["env_file"] == "/etc/inferops-serving/srv.env"
+    assert "-v /etc/inferops-serving/srv.hf_token:/run/secrets/hf_token:ro" in deployment["script"]
+    assert "-e HF_TOKEN_PATH=/run/secrets/hf_token" in deployment["script"]
+    assert "HF_TOKEN_PATH" not in (deployment["profile"].get("env") or {})  # the plan's profile is the profile
+    # The token alone: no env file at all.
+    alone = _planned(secret_env=["HF_TOKEN"])
+    assert alone["env_file"] is None and alone["spec"]["secret_env"] == [] and alone["secret_files"]
+
+
+def test_an_image_too_old_for_the_file_keeps_the_token_in_the_env_file():
+    deployment = _planned({"image": {"engine_version": "0.10.1"}})
+    assert deployment["secret_files"] == {}
+    assert deployment["spec"]["secret_env"] == ["HF_TOKEN", "VLLM_API_KEY"]
+    assert "HF_TOKEN_PATH" not in deployment["spec"]["env"]
+    assert not any("hf_token" in v for v in deployment["spec"]["volumes"])
+
+
+def test_a_record_of_a_container_with_the_token_in_its_env_file_is_rebuilt_as_recorded():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record
+    old = _planned({"image": {"engine_version": "0.10.1"}})
+    record = {"profile": dict(old["profile"], image=dict(old["profile"]["image"], engine_version="0.19.0")),
+              "options": old["options"], "spec": old["spec"], "spec_sha256": old["spec_sha256"]}
+    rebuilt = from_record(record)
+    assert rebuilt["spec"] == old["spec"] and rebuilt["secret_files"] == {}
+    assert rebuilt["env_file"] == old["env_file"]
+
+
+def test_the_env_file_leaves_out_the_file_secrets_and_the_token_file_holds_the_token():
+    secrets = {"HF_TOKEN": TOKEN, "VLLM_API_KEY": "sk-1"}
+    assert s.env_file_text(secrets, exclude=("HF_TOKEN",)) == "VLLM_API_KEY=sk-1\n"
+    assert s.secret_file_text(secrets, "HF_TOKEN") == TOKEN
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: the value contains a newline"):
+        s.env_file_text({"HF_TOKEN": "a\nb"}, exclude=("HF_TOKEN",))
+    with pytest.raises(p.ProfileError, match=r"^server_secrets\.HF_TOKEN: no value to write to its file"):
+        s.secret_file_text({"HF_TOKEN": ""}, "HF_TOKEN")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -148,3 +149,36 @@ def test_plain_extends_still_work(tmp_path):
     (tmp_path / "child.yml").write_text("extends: gb10-nvfp4-mtp-latency\ndescription: mine\n")
     profile = p.load_profile("child", [str(tmp_path)])
     assert profile["name"] == "child" and profile["engine"] == "vllm"
+
+
+# Issue 25, finding 9: values that passed validation and broke later.
+@pytest.mark.parametrize("model", ["--trust-remote-code", "-x", "--model=/etc"])
+def test_a_model_name_starting_with_a_dash_is_refused(model):
+    profile = p.apply_overrides(p.load_profile("gb10-nvfp4-mtp-latency"), {"model": model})
+    with pytest.raises(p.ProfileError, match=r"^profile gb10-nvfp4-mtp-latency: model: got the string '%s'; "
+                                             r"expected a Hugging Face repo id" % re.escape(model)):
+        p.container_argv(profile)
+
+
+@pytest.mark.parametrize("overrides, var", [
+    ({"args": {"served-model-name": "x" * (1 << 20)}}, "launch script field args.served-model-name"),
+    ({"env": {"VLLM_LOGGING_LEVEL": "y" * (v.MAX_VALUE_BYTES + 1)}}, "launch script field env.VLLM_LOGGING_LEVEL"),
+    ({"args": {"chat-template": "\u00e9" * (v.MAX_VALUE_BYTES // 2 + 1)}}, "launch script field args.chat-template"),
+])
+def test_a_value_over_the_argument_limit_is_refused_naming_it_and_the_limit(overrides, var):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
+    message = str(exc.value)
+    assert message.startswith("%s: got a value of " % var)
+    assert "expected at most 65536 bytes" in message and "argument list too long" in message
+    assert len(message) < 400  # the value itself is not quoted
+
+
+def test_a_long_value_under_the_limit_passes():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    template = "x" * v.MAX_VALUE_BYTES
+    assert template in plan("gb10-nvfp4-mtp-latency", {}, overrides={"args": {"chat-template": template}})["script"]
+    assert v.single_line("abc", "v", max_bytes=3) == "abc"
+    with pytest.raises(v.ValidationError, match="^v: got a value of 4 bytes; expected at most 3 bytes"):
+        v.single_line("abcd", "v", max_bytes=3)
