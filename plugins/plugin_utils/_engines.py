@@ -93,6 +93,20 @@ METRICS = {
     },
 }
 
+# Latency histograms on /metrics (exposed as <name>_bucket, _sum, _count): vLLM 0.17 -> 0.33
+# vllm/v1/metrics/loggers.py; SGLang 0.5.5 -> 0.5.23 sglang/srt/metrics/collector.py. The
+# monitoring rules and dashboards read them (plugin_utils/_monitoring.py).
+# Prompt tokens processed (a counter): vLLM counts each prefill chunk as its engine step runs it,
+# SGLang when a request finishes (same sources). A long prefill leaves the generated-token
+# counter flat while this one moves: the monitoring's wedge rule reads both.
+PROMPT_TOKENS = {"vllm": "vllm:prompt_tokens_total", "sglang": "sglang:prompt_tokens_total"}
+LATENCY_HISTOGRAMS = {
+    "vllm": {"ttft": "vllm:time_to_first_token_seconds", "itl": "vllm:inter_token_latency_seconds",
+             "e2e": "vllm:e2e_request_latency_seconds"},
+    "sglang": {"ttft": "sglang:time_to_first_token_seconds", "itl": "sglang:inter_token_latency_seconds",
+               "e2e": "sglang:e2e_request_latency_seconds"},
+}
+
 # Endpoints every supported release serves (vllm/entrypoints/openai/api_server.py;
 # sglang/srt/entrypoints/http_server.py).
 ENDPOINTS = {

@@ -42,7 +42,10 @@ ENGINE_IMAGES=(
   "vllm/vllm-openai:cu130-nightly-bad-compile vllm 0.19.2rc1.dev134 crash_on_cuda_graph_capture"
   "vllm/vllm-openai:v0.24.0-cu130 vllm 0.24.0 -"
 )
-PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates)
+# prometheus (promtool), prometheus-node-exporter and prometheus-alertmanager: the monitoring role's
+# promtool tests (tests/unit/monitoring) and the lab's Prometheus.
+PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates
+          prometheus prometheus-node-exporter prometheus-alertmanager)
 # The Debian engine and its CLI (the machine may also carry a newer static CLI in /usr/local/bin).
 DOCKER_BIN=/usr/bin/docker
 
