@@ -29,7 +29,7 @@ import yaml
 import labkit
 from ansible_collections.inferops.serving.plugins.plugin_utils import _dashboards as dashboards
 
-pytestmark = pytest.mark.lab
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("lab_fleet")]  # one pytest-xdist worker: inventories/lab's hosts
 
 PROMETHEUS = "http://127.0.0.1:9090"
 SHIPPED = os.path.join(labkit.ROOT, "inventories", "lab")
