@@ -207,7 +207,7 @@ def fleet(shared_sparks, tmp_path_factory):
 def test_watchdog_is_installed_and_idempotent(fleet):
     assert exec_on(HOST, "systemctl is-active %s" % SERVICE).stdout.strip() == "active"
     config = json.loads(exec_on(HOST, "cat /etc/inferops-serving/watchdog-%s.json" % CONTAINER).stdout)
-    assert config["unified_memory"] is True and config["interval_s"] == INTERVAL
+    assert config["unified_memory"] is True and config["interval"] == INTERVAL
     assert config["urls"]["chat"] == "http://127.0.0.1:%d/v1/chat/completions" % PORT
     assert config["metrics"]["generation_tokens"] == "vllm:generation_tokens_total"
     again = converge(fleet)

@@ -8,14 +8,14 @@ Installed by the inferops.serving server role on every serving host and run by s
 (``inferops-watchdog@<container>.service``, ``python3 inferops_watchdog.py --config FILE``),
 one process per serving container. Python 3.8+ standard library only.
 
-Every ``interval_s`` it proves the engine still generates: the container's state from the
+Every ``interval`` it proves the engine still generates: the container's state from the
 Docker Engine API, ``/health``, ``/metrics``, a real completion (a few tokens, temperature 0,
 the deployment's served model name) with a deadline, ``/metrics`` again. Then it classifies:
 
 * ``healthy``: the completion answered within the deadline.
 * ``busy``: the completion missed its deadline but the engine generated tokens meanwhile
   (a saturated engine queues the probe: never restarted).
-* ``starting``: the container started less than ``startup_grace_s`` ago and does not answer yet.
+* ``starting``: the container started less than ``startup_grace`` ago and does not answer yet.
 * ``suspect`` / ``wedged``: ``/health`` answers 200 but the completion hangs past its deadline
   while the generated-token counter does not move (vLLM 50934's second incident, eugr 260).
   Engines that count tokens per step (vLLM) are wedged at the first such probe; engines that
@@ -23,18 +23,18 @@ the deployment's served model name) with a deadline, ``/metrics`` again. Then it
 * ``dead``: the container is not running, refuses connections after its start-up grace,
   ``/health`` fails, or completions fail with a server error.
 * ``crash_looping``: Docker restarted the container ``crash_loop_restarts`` times within
-  ``crash_loop_window_s`` and it does not serve now.
+  ``crash_loop_window`` and it does not serve now.
 * ``slow``: under load (requests running at every sample of the window) the engine generated
-  fewer than ``slow_floor_tps`` tokens/s over ``slow_window_s``.
+  fewer than ``slow_floor`` tokens/s over ``slow_window``.
 * ``probe_error``: the engine refused the probe itself (HTTP 4xx): a configuration problem,
   reported, never acted on.
 
 ``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container through the Docker
-Engine API, at most ``max_restarts_per_hour``; on a unified-memory host (GB10) the container is
+Engine API, at most ``restart_budget``; on a unified-memory host (GB10) the container is
 stopped first, the page cache dropped when ``drop_caches`` is set, and started only once the
 unified-memory rule of the role's pre-start check (the same code) lets the engine claim
 ``memory_fraction`` x ``MemTotal`` again, judged by the meminfo field the engine reads
-(``memory_reads``), bounded by ``memory_wait_timeout_s``, because a restart loop there leaks unified memory
+(``memory_reads``), bounded by ``memory_wait_timeout``, because a restart loop there leaks unified memory
 until a physical reset. When the budget is spent the watchdog gives up: it stops acting, keeps
 probing and reporting, and the host stays marked unhealthy with the evidence until the
 container is started by someone else (a converge, an operator) and serves again.
@@ -77,35 +77,27 @@ QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
 FAULTS = ("dead", "wedged", "crash_looping", "slow")
 OUTCOMES = QUIET + FAULTS
 
+# Every setting that has a role variable is required: the server role writes them all
+# (plugins/plugin_utils/_watchdog.py), spelled as the variable without its ``server_watchdog_``
+# or ``server_`` prefix, and its defaults/main.yml is their one home.
 REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": dict, "metrics": dict,
-            "state_file": str}
+            "state_file": str, "docker_host": str, "probe_prompt": str, "meminfo_path": str,
+            "drop_caches_file": str}
+REQUIRED_NUMBERS = ("interval", "probe_deadline", "probe_max_tokens", "startup_grace", "restart_budget",
+                    "crash_loop_restarts", "crash_loop_window", "memory_wait_timeout", "log_lines", "slow_window")
+# slow_floor may be null (no floor); unified_memory comes from the plan.
+REQUIRED_FLAGS = ("unified_memory", "drop_caches_before_start")
+# Settings of the program alone (no role variable): their one home is here.
 DEFAULTS = {
-    "docker_host": "unix:///var/run/docker.sock",
-    "interval_s": 30.0,
-    "probe_deadline_s": 20.0,
-    "probe_max_tokens": 4,
-    "probe_prompt": "What is 2+2? Answer with just the number.",
-    "startup_grace_s": 1800.0,
-    "max_restarts_per_hour": 3,
-    "stop_timeout_s": 30,
-    "crash_loop_restarts": 2,
-    "crash_loop_window_s": 600.0,
-    "unified_memory": False,
+    "stop_timeout": 30,
     "memory_fraction": 0.9,
     "memory_reads": "MemAvailable",
-    "meminfo_path": "/proc/meminfo",
-    "drop_caches": False,
-    "drop_caches_path": "/proc/sys/vm/drop_caches",
-    "memory_wait_timeout_s": 300.0,
-    "memory_poll_s": 5.0,
-    "slow_floor_tps": None,
-    "slow_window_s": None,  # defaults to interval_s
+    "memory_poll": 5.0,
     "slow_min_running": 1,
     "textfile": None,
-    "log_lines": 50,
     # /health and /metrics answer from the API server even when the engine is saturated; a
     # starved host can still be slow to, so they get their own timeout, not the probe's deadline.
-    "http_timeout_s": 10.0,
+    "http_timeout": 10.0,
 }
 
 
@@ -137,6 +129,13 @@ def load_config(data):
     for key, kind in REQUIRED.items():
         if not isinstance(config.get(key), kind) or not config[key]:
             raise ConfigError("%s is required (%s)" % (key, kind.__name__))
+    for key in REQUIRED_NUMBERS:
+        if key not in config:
+            raise ConfigError("%s is required (a number)" % key)
+    for key in REQUIRED_FLAGS:
+        if not isinstance(config.get(key), bool):
+            raise ConfigError("%s must be true or false, got %r" % (key, config.get(key)))
+    config.setdefault("slow_floor", None)
     for key in ("chat", "health", "metrics"):
         if not str(config["urls"].get(key) or "").startswith("http://"):
             raise ConfigError("urls.%s must be an http:// URL, got %r" % (key, config["urls"].get(key)))
@@ -145,34 +144,30 @@ def load_config(data):
             raise ConfigError("metrics.%s must name the engine's Prometheus metric" % key)
     if config["metrics"].get("tokens_counted", "step") not in ("step", "finish"):
         raise ConfigError("metrics.tokens_counted must be step or finish")
-    _number(config, "interval_s", 0)
-    _number(config, "probe_deadline_s", 0)
-    if config["probe_deadline_s"] >= config["interval_s"]:
-        raise ConfigError("probe_deadline_s (%s) must be shorter than interval_s (%s)"
-                          % (config["probe_deadline_s"], config["interval_s"]))
+    _number(config, "interval", 0)
+    _number(config, "probe_deadline", 0)
+    if config["probe_deadline"] >= config["interval"]:
+        raise ConfigError("probe_deadline (%s) must be shorter than interval (%s)"
+                          % (config["probe_deadline"], config["interval"]))
     _number(config, "probe_max_tokens", 0)
-    _number(config, "startup_grace_s", 0, strict=False)
-    _number(config, "max_restarts_per_hour", 0, strict=False)
-    _number(config, "stop_timeout_s", 0, strict=False)
+    _number(config, "startup_grace", 0, strict=False)
+    _number(config, "restart_budget", 0, strict=False)
+    _number(config, "stop_timeout", 0, strict=False)
     _number(config, "crash_loop_restarts", 0)
-    _number(config, "crash_loop_window_s", 0)
+    _number(config, "crash_loop_window", 0)
     _number(config, "memory_fraction", 0)
     if config["memory_fraction"] > 1:
         raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
     if config["memory_reads"] not in UNIFIED_READS:
         raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config["memory_reads"]))
-    if not isinstance(config["drop_caches"], bool):
-        raise ConfigError("drop_caches must be true or false, got %r" % config["drop_caches"])
-    _number(config, "memory_wait_timeout_s", 0, strict=False)
-    _number(config, "memory_poll_s", 0)
-    if config["slow_floor_tps"] is not None:
-        _number(config, "slow_floor_tps", 0)
-    if config["slow_window_s"] is None:
-        config["slow_window_s"] = config["interval_s"]
-    _number(config, "slow_window_s", 0)
+    _number(config, "memory_wait_timeout", 0, strict=False)
+    _number(config, "memory_poll", 0)
+    if config["slow_floor"] is not None:
+        _number(config, "slow_floor", 0)
+    _number(config, "slow_window", 0)
     _number(config, "slow_min_running", 0)
     _number(config, "log_lines", 0, strict=False)
-    _number(config, "http_timeout_s", 0)
+    _number(config, "http_timeout", 0)
     return config
 
 
@@ -257,7 +252,7 @@ def _consecutive(records, outcomes):
 
 def decode_rate(records, sample, config):
     """Tokens/s over the slow window when under load at every point of it, else None."""
-    now, window = sample["t"], config["slow_window_s"]
+    now, window = sample["t"], config["slow_window"]
     points = [p for r in records for p in r.get("points", []) if now - p["t"] <= window * 1.5]
     points += sample.get("points", [])
     points = [p for p in points if p.get("tokens") is not None and p.get("running") is not None]
@@ -289,7 +284,7 @@ def classify(records, sample, config):
     """
     container, health, probe = sample["container"], sample.get("health") or {}, sample.get("probe") or {}
     points = sample.get("points") or []
-    facts = {"docker_restarts": docker_restarts(records, sample, config["crash_loop_window_s"])}
+    facts = {"docker_restarts": docker_restarts(records, sample, config["crash_loop_window"])}
     looping = facts["docker_restarts"] >= config["crash_loop_restarts"]
 
     def verdict(outcome, reason):
@@ -312,16 +307,16 @@ def classify(records, sample, config):
                                     ", OOM-killed" if container.get("oom_killed") else ""))
         if looping:
             return verdict("crash_looping", "Docker restarted the container %d times within %d s; now %s"
-                           % (facts["docker_restarts"], config["crash_loop_window_s"], state))
+                           % (facts["docker_restarts"], config["crash_loop_window"], state))
         return verdict("dead", "container %s is not running: %s" % (config["container"], state))
     started = container.get("started_at")
     age = sample["t"] - started if started else None
     facts["started_s_ago"] = age
-    in_grace = age is not None and age < config["startup_grace_s"]
+    in_grace = age is not None and age < config["startup_grace"]
     if health.get("timed_out") and not in_grace:
         # An API server that does not answer /health at all is hung, or the host is starved:
         # wedged only when it happens on consecutive probes.
-        return confirm("/health did not answer within %s s" % config["http_timeout_s"], 2)
+        return confirm("/health did not answer within %s s" % config["http_timeout"], 2)
     if health.get("status") != 200:
         answer = ("/health answered %s" % health["status"]) if health.get("status") else (
             "/health: %s" % (health.get("error") or "no answer"))
@@ -329,15 +324,15 @@ def classify(records, sample, config):
             return verdict("starting", "started %d s ago, %s" % (age, answer))
         if looping:
             return verdict("crash_looping", "Docker restarted the container %d times within %d s; %s"
-                           % (facts["docker_restarts"], config["crash_loop_window_s"], answer))
+                           % (facts["docker_restarts"], config["crash_loop_window"], answer))
         return verdict("dead", answer)
     if probe.get("ok"):
         rate = decode_rate(records, sample, config)
         facts["decode_tps"] = rate
-        floor = config.get("slow_floor_tps")
+        floor = config.get("slow_floor")
         if floor is not None and rate is not None and rate < floor:
             return verdict("slow", "generated %.1f tokens/s over %d s under load, floor %.1f"
-                           % (rate, config["slow_window_s"], floor))
+                           % (rate, config["slow_window"], floor))
         return verdict("healthy", "completion of %s token(s) in %.2f s" % (probe.get("tokens"), probe.get("latency_s")))
     status = probe.get("status")
     if status is not None and 400 <= status < 500:
@@ -358,13 +353,13 @@ def classify(records, sample, config):
         facts["running"] = after.get("running")
         if after["tokens"] > before["tokens"]:
             return verdict("busy", "the completion missed its %s s deadline while the engine generated %d tokens"
-                           % (config["probe_deadline_s"], after["tokens"] - before["tokens"]))
+                           % (config["probe_deadline"], after["tokens"] - before["tokens"]))
         frozen = "while %s request(s) ran the generated-token counter stayed at %d" % (
             after.get("running"), after["tokens"])
     else:
         frozen, needed = "and /metrics gave no generated-token counter", 2
     return confirm("/health answers 200 but the completion hung past its %s s deadline %s"
-                   % (config["probe_deadline_s"], frozen), needed)
+                   % (config["probe_deadline"], frozen), needed)
 
 
 def restarts_in_last_hour(actions, now):
@@ -391,10 +386,10 @@ def decide_action(state, verdict, config, now):
     container = verdict.get("container") or {}
     if container.get("restarting"):
         return {"action": "wait", "reason": "Docker's restart policy is restarting the container"}
-    left = budget_left(state.get("actions", []), config["max_restarts_per_hour"], now)
+    left = budget_left(state.get("actions", []), config["restart_budget"], now)
     if left <= 0:
         return {"action": "give_up", "reason": "%s, and the restart budget (%d per hour) is spent: %s"
-                % (outcome, config["max_restarts_per_hour"], verdict["reason"])}
+                % (outcome, config["restart_budget"], verdict["reason"])}
     return {"action": "restart", "reason": "%s: %s" % (outcome, verdict["reason"]),
             "stop_first": bool(container.get("running")), "wait_for_memory": bool(config["unified_memory"]),
             "budget_left_after": left - 1}
@@ -487,7 +482,7 @@ def render_textfile(state, config, now):
     metric("inferops_watchdog_restarts_total", "counter", "Container restarts made by the watchdog.",
            counters.get("restarts", 0))
     metric("inferops_watchdog_restart_budget_remaining", "gauge", "Restarts still allowed in the rolling hour.",
-           budget_left(state.get("actions", []), config["max_restarts_per_hour"], now))
+           budget_left(state.get("actions", []), config["restart_budget"], now))
     metric("inferops_watchdog_gave_up", "gauge", "1 when the budget was spent and the watchdog stopped acting.",
            1 if state.get("gave_up") else 0)
     metric("inferops_watchdog_last_success_timestamp_seconds", "gauge",
@@ -657,7 +652,7 @@ class Host(object):
     def drop_caches(self):
         """Write back dirty pages, then drop the clean page cache (sync; echo 1 > drop_caches)."""
         os.sync()
-        with open(self.config["drop_caches_path"], "w", encoding="ascii") as handle:
+        with open(self.config["drop_caches_file"], "w", encoding="ascii") as handle:
             handle.write("1\n")
 
     def read_meminfo(self):
@@ -676,7 +671,7 @@ def observe(host, config, clock=time.time):
         return sample, None
     urls, names = config["urls"], config["metrics"]
     try:
-        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout_s"])[0]
+        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout"])[0]
     except socket.timeout as exc:
         sample["health"]["error"], sample["health"]["timed_out"] = _error_text(exc), True
         return sample, None
@@ -687,7 +682,7 @@ def observe(host, config, clock=time.time):
 
     def metrics():
         try:
-            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout_s"])
+            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout"])
         except (OSError, http.client.HTTPException):
             return
         if status == 200:
@@ -702,12 +697,12 @@ def observe(host, config, clock=time.time):
     started = clock()
     probe = sample["probe"]
     try:
-        status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline_s"])
+        status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline"])
         probe["latency_s"] = round(clock() - started, 3)
         if status == 200:
             usage = (json.loads(text).get("usage") or {})
             probe["tokens"] = usage.get("completion_tokens")
-            probe["ok"] = probe["latency_s"] <= config["probe_deadline_s"]
+            probe["ok"] = probe["latency_s"] <= config["probe_deadline"]
             probe["timed_out"] = not probe["ok"]
         else:
             probe["status"], probe["error"] = status, text[:300]
@@ -737,7 +732,7 @@ def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sle
     Only held memory comes back by waiting: a host where only the page cache is in the way and
     the engine reads MemFree (``refuse``) ends the wait at once.
     """
-    deadline = clock() + config["memory_wait_timeout_s"]
+    deadline = clock() + config["memory_wait_timeout"]
     while True:
         try:
             verdict = unified_memory_verdict(meminfo_fields(host.read_meminfo()), config["memory_fraction"],
@@ -748,8 +743,8 @@ def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sle
             return {"enough": not verdict["short"], "action": verdict["action"],
                     "mem_free_kib": verdict.get("mem_free_kib"), "mem_available_kib": verdict.get("mem_available_kib"),
                     "needed_kib": verdict.get("needed_kib"), "message": verdict["message"],
-                    "waited_s": round(clock() + config["memory_wait_timeout_s"] - deadline, 1)}
-        sleep(config["memory_poll_s"])
+                    "waited_s": round(clock() + config["memory_wait_timeout"] - deadline, 1)}
+        sleep(config["memory_poll"])
 
 
 def restart(host, config, decision, clock=time.time, sleep=time.sleep):
@@ -758,14 +753,14 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
     try:
         if not decision["wait_for_memory"]:
             host.lifecycle("restart" if decision["stop_first"] else "start",
-                           config["stop_timeout_s"] if decision["stop_first"] else None)
+                           config["stop_timeout"] if decision["stop_first"] else None)
             return "started", details
         if decision["stop_first"]:
-            host.lifecycle("stop", config["stop_timeout_s"])
-        if config["drop_caches"]:
+            host.lifecycle("stop", config["stop_timeout"])
+        if config["drop_caches_before_start"]:
             host.drop_caches()
             details["dropped_caches"] = True
-        details["memory"] = wait_for_memory(host, config, config["drop_caches"], clock, sleep)
+        details["memory"] = wait_for_memory(host, config, config["drop_caches_before_start"], clock, sleep)
         if not details["memory"]["enough"]:
             return "memory_not_back", details
         host.lifecycle("start")
@@ -870,7 +865,7 @@ def main(argv=None):
         state = tick(host, config, state, act=not args.once)
         if args.once:
             return 0 if state["status"] == "healthy" else 1
-        time.sleep(max(config["interval_s"] - (time.monotonic() - started), 0.0))
+        time.sleep(max(config["interval"] - (time.monotonic() - started), 0.0))
 
 
 if __name__ == "__main__":

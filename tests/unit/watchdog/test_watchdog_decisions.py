@@ -35,23 +35,23 @@ def config():
 
 # ----------------------------------------------------------------------------------- config
 def test_load_config_applies_defaults(wd, config):
-    loaded = wd.load_config(config(slow_floor_tps=None))
-    assert loaded["probe_max_tokens"] == 4 and loaded["slow_window_s"] == 30
-    assert loaded["slow_floor_tps"] is None and loaded["crash_loop_restarts"] == 2
+    loaded = wd.load_config(config(slow_floor=None))
+    assert loaded["probe_max_tokens"] == 4 and loaded["slow_window"] == 30
+    assert loaded["slow_floor"] is None and loaded["crash_loop_restarts"] == 2
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"interval_s": 0}, "interval_s must be > 0, got 0"),
-    ({"max_restarts_per_hour": -1}, "max_restarts_per_hour must be >= 0, got -1"),
-    ({"probe_deadline_s": 30}, "probe_deadline_s (30) must be shorter than interval_s (30)"),
+    ({"interval": 0}, "interval must be > 0, got 0"),
+    ({"restart_budget": -1}, "restart_budget must be >= 0, got -1"),
+    ({"probe_deadline": 30}, "probe_deadline (30) must be shorter than interval (30)"),
     ({"memory_fraction": 1.5}, "memory_fraction must be at most 1"),
     ({"memory_reads": "Cached"}, "memory_reads must be one of MemAvailable, MemFree"),
-    ({"drop_caches": "yes"}, "drop_caches must be true or false"),
-    ({"interval_s": "30"}, "interval_s must be a number, got '30'"),
+    ({"drop_caches_before_start": "yes"}, "drop_caches_before_start must be true or false"),
+    ({"interval": "30"}, "interval must be a number, got '30'"),
     ({"urls": {"chat": "http://x/v1/chat/completions", "health": "http://x/health"}}, "urls.metrics must be"),
     ({"metrics": {"running": "vllm:num_requests_running"}}, "metrics.generation_tokens must name"),
     ({"served_model_name": ""}, "served_model_name is required"),
-    ({"slow_floor_tps": 0}, "slow_floor_tps must be > 0"),
+    ({"slow_floor": 0}, "slow_floor must be > 0"),
 ])
 def test_load_config_refuses(wd, config, changes, message):
     with pytest.raises(wd.ConfigError) as caught:
@@ -183,7 +183,7 @@ def test_classify_crash_loop_from_dockers_restart_count(wd, config):
 
 
 def test_classify_slow_only_under_load(wd, config):
-    cfg = wd.load_config(config(slow_floor_tps=7.0))
+    cfg = wd.load_config(config(slow_floor=7.0))
     # 24 tokens/s single stream dropped five-fold: 4.8 tokens/s with a request running throughout.
     records = [{"t": NOW - 30, "outcome": "healthy", "container": container(),
                 "points": [point(NOW - 30.5, 1, 10000), point(NOW - 30, 1, 10002)]}]
@@ -197,7 +197,7 @@ def test_classify_slow_only_under_load(wd, config):
     assert busy["outcome"] == "healthy" and busy["facts"]["decode_tps"] > 100
     # No floor configured: never slow.
     assert wd.classify(records, sample(points=[point(NOW, 1, 10003)]),
-                       wd.load_config(config(slow_floor_tps=None)))["outcome"] == "healthy"
+                       wd.load_config(config(slow_floor=None)))["outcome"] == "healthy"
 
 
 # ---------------------------------------------------------------------------- decide_action
@@ -225,7 +225,7 @@ def test_decide_faults_restart_within_the_budget(wd, config, outcome):
 
 
 def test_decide_gives_up_when_the_budget_is_spent_then_holds(wd, config):
-    cfg = wd.load_config(config(max_restarts_per_hour=3))
+    cfg = wd.load_config(config(restart_budget=3))
     state = {"actions": restarts(100, 200, 3500)}
     decision = wd.decide_action(state, verdict("wedged"), cfg, NOW)
     assert decision["action"] == "give_up"
@@ -237,7 +237,7 @@ def test_decide_gives_up_when_the_budget_is_spent_then_holds(wd, config):
 
 
 def test_decide_budget_zero_never_restarts(wd, config):
-    decision = wd.decide_action({"actions": []}, verdict("dead"), wd.load_config(config(max_restarts_per_hour=0)), NOW)
+    decision = wd.decide_action({"actions": []}, verdict("dead"), wd.load_config(config(restart_budget=0)), NOW)
     assert decision["action"] == "give_up"
 
 
@@ -272,11 +272,11 @@ def test_the_role_installs_the_collection_s_unified_memory_rule_beside_the_watch
         host_library.library_source("gpu")
     shutil.copy(PROGRAM, tmp_path / "inferops_watchdog.py")
     (tmp_path / "inferops_unified_memory.py").write_text(host_library.library_source("unified_memory"), encoding="utf-8")
-    (tmp_path / "watchdog.json").write_text(json.dumps(base_config(interval_s=0)), encoding="utf-8")
+    (tmp_path / "watchdog.json").write_text(json.dumps(base_config(interval=0)), encoding="utf-8")
     ran = subprocess.run([sys.executable, "-E", "-s", str(tmp_path / "inferops_watchdog.py"), "--config",
                           str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, timeout=60)
     assert ran.returncode == 2, ran.stderr
-    assert "interval_s must be > 0, got 0" in ran.stderr
+    assert "interval must be > 0, got 0" in ran.stderr
     (tmp_path / "inferops_unified_memory.py").unlink()
     ran = subprocess.run([sys.executable, "-E", "-s", str(tmp_path / "inferops_watchdog.py"), "--config",
                           str(tmp_path / "watchdog.json")], capture_output=True, text=True, check=False, timeout=60)
