@@ -13,7 +13,8 @@ host differs from its plan; a host with drift, or one that does not answer, is n
 """
 from __future__ import annotations
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action, metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
 
 
 def _short(digest):

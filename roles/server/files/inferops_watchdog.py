@@ -47,29 +47,28 @@ then renamed).
 from __future__ import annotations
 
 import argparse
-import calendar
 import http.client
 import json
 import math
 import os
-import re
 import socket
-import struct
 import sys
 import tempfile
 import time
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
-# The unified-memory rule of the server role's pre-start check, the same code: the server role
-# installs the collection's plugins/module_utils/_unified_memory.py beside this program as
-# inferops_unified_memory.py (the directory of a script run by python3 is on sys.path).
+# The collection's own code, one home each: the server role installs plugins/module_utils/_<name>.py
+# beside this program as inferops_<name>.py (the host_library lookup; the directory of a script
+# run by python3 is on sys.path): the unified-memory rule of the role's pre-start check, the
+# Docker Engine API client of the modules and the Prometheus text parser of the controller.
+from inferops_docker_api import DockerClient, DockerError, parse_docker_time
+from inferops_prometheus import metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
 
 STATE_VERSION = 1
 HISTORY = 60  # probe records kept in the state file
 ACTIONS = 30  # action records kept in the state file
 HOUR = 3600.0
-DOCKER_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
 
 # Outcomes that never call for an action.
 QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
@@ -171,49 +170,7 @@ def load_config(data):
     return config
 
 
-# ---------------------------------------------------------------------- Prometheus text format
-
-def _split_sample(line):
-    """``name{labels} value [ts]`` -> (name, value text), or None for a line that is no sample."""
-    if not line or line.startswith("#"):
-        return None
-    brace = line.find("{")
-    space = line.find(" ")
-    if brace != -1 and (space == -1 or brace < space):
-        name = line[:brace]
-        pos, quoted, escaped = brace + 1, False, False
-        while pos < len(line):
-            char = line[pos]
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                quoted = not quoted
-            elif char == "}" and not quoted:
-                break
-            pos += 1
-        rest = line[pos + 1:].split()
-    else:
-        name, rest = line[:space] if space != -1 else line, line[space + 1:].split() if space != -1 else []
-    return (name, rest[0]) if rest else None
-
-
-def parse_metrics(text):
-    """{metric name: sum over its label sets} of a Prometheus text exposition."""
-    values = {}
-    for raw in text.splitlines():
-        parsed = _split_sample(raw.strip())
-        if parsed is None:
-            continue
-        name, value = parsed
-        try:
-            number = float(value)
-        except ValueError:
-            continue
-        values[name] = values.get(name, 0.0) + number
-    return values
-
+# ---------------------------------------------------------------------- metrics
 
 def metrics_point(values, names, now):
     """One (time, running, generation tokens) sample from parsed metrics; None parts are missing."""
@@ -502,94 +459,29 @@ def _iso(epoch):
 
 # ------------------------------------------------------------------------------------ I/O
 
-class UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP over a unix socket (the Docker daemon's)."""
-
-    def __init__(self, path, timeout):
-        http.client.HTTPConnection.__init__(self, "localhost", timeout=timeout)
-        self.socket_path = path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-class DockerError(Exception):
-    """The Docker daemon could not be reached or answered an error."""
-
-
-def demux(data):
-    """The payload of Docker's multiplexed log stream (8-byte frame headers), or ``data`` as is."""
-    out, pos = [], 0
-    while len(data) - pos >= 8 and data[pos] in (0, 1, 2) and data[pos + 1:pos + 4] == b"\0\0\0":
-        size = struct.unpack(">I", data[pos + 4:pos + 8])[0]
-        out.append(data[pos + 8:pos + 8 + size])
-        pos += 8 + size
-    return b"".join(out) if out else data
-
-
-def parse_docker_time(text):
-    """RFC 3339 with nanoseconds (``2026-11-29T15:37:01.123456789Z``) -> epoch seconds; None for
-    Docker's zero time (``0001-01-01T00:00:00Z``) or anything else."""
-    match = DOCKER_TIME_RE.match(text or "")
-    if not match or match.group(1) == "0001":
-        return None
-    epoch = float(calendar.timegm(tuple(int(match.group(i)) for i in range(1, 7)) + (0, 0, 0)))
-    if match.group(7):
-        epoch += float("0." + match.group(7))
-    zone = match.group(8)
-    if zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        epoch -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
-    return epoch
-
-
 class Host(object):
     """What the watchdog reads and does on the host: Docker Engine API, the engine's HTTP API,
     /proc/meminfo. The unit tests replace it with a fake of the same methods."""
 
     def __init__(self, config):
         self.config = config
-        parts = urlsplit(config["docker_host"])
-        if parts.scheme not in ("unix", "tcp", "http"):
-            raise ConfigError("docker_host %s: only unix:// and tcp:// (without TLS) are supported"
-                              % config["docker_host"])
-        self.docker = parts
-
-    # Docker Engine API -------------------------------------------------------------------
-    def _docker(self, method, path, timeout=30.0):
-        if self.docker.scheme == "unix":
-            conn = UnixHTTPConnection(self.docker.path, timeout)
-        else:
-            conn = http.client.HTTPConnection(self.docker.hostname, self.docker.port or 2375, timeout=timeout)
+        self.tty = False
         try:
-            conn.request(method, path, headers={"Host": "docker", "Content-Length": "0"} if method != "GET" else
-                         {"Host": "docker"})
-            response = conn.getresponse()
-            return response.status, response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise DockerError("Docker daemon at %s: %s %s failed: %s" % (self.config["docker_host"], method, path, exc))
-        finally:
-            conn.close()
+            self.docker = DockerClient(config["docker_host"])
+        except DockerError as exc:
+            raise ConfigError(str(exc)) from exc
 
-    def _container_path(self, suffix=""):
-        return "/containers/%s%s" % (quote(self.config["container"], safe=""), suffix)
-
+    # Docker Engine API (the collection's client) -------------------------------------------
     def inspect(self):
         """The container's state as the classifier wants it."""
-        status, body = self._docker("GET", self._container_path("/json"))
-        if status == 404:
-            return {"exists": False}
-        if status != 200:
-            raise DockerError("inspect %s: Docker answered %s" % (self.config["container"], status))
-        info = json.loads(body.decode("utf-8"))
+        try:
+            info = self.docker.inspect(self.config["container"])
+        except DockerError as exc:
+            if exc.status == 404:
+                return {"exists": False}
+            raise
         state = info.get("State") or {}
+        self.tty = bool((info.get("Config") or {}).get("Tty"))
         return {"exists": True, "id": (info.get("Id") or "")[:12], "running": bool(state.get("Running")),
                 "restarting": bool(state.get("Restarting")), "status": state.get("Status"),
                 "exit_code": state.get("ExitCode"), "oom_killed": bool(state.get("OOMKilled")),
@@ -598,20 +490,17 @@ class Host(object):
                 "restart_count": int(info.get("RestartCount") or 0)}
 
     def log_tail(self, lines):
-        status, body = self._docker("GET", self._container_path(
-            "/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % lines))
-        if status != 200:
-            return ["(Docker answered %s to the log request)" % status]
-        return demux(body).decode("utf-8", "replace").splitlines()[-lines:]
+        return self.docker.log_tail(self.config["container"], lines, self.tty)
 
     def lifecycle(self, verb, timeout=None):
-        """POST /containers/{name}/{start|stop|restart}; 204 done, 304 already in that state."""
-        query = "?t=%d" % timeout if timeout is not None else ""
-        status, body = self._docker("POST", self._container_path("/%s%s" % (verb, query)),
-                                    timeout=30.0 + (timeout or 0))
-        if status not in (204, 304):
-            raise DockerError("%s %s: Docker answered %s: %s" % (verb, self.config["container"], status,
-                                                                 body[:300].decode("utf-8", "replace")))
+        """Start, stop (SIGKILL after ``timeout`` s) or restart the container; already so is fine."""
+        container = self.config["container"]
+        if verb == "start":
+            self.docker.start(container)
+        elif verb == "stop":
+            self.docker.stop(container, timeout)
+        else:
+            self.docker.restart(container, timeout)
 
     # The engine's HTTP API -------------------------------------------------------------------
     def api_key(self):
@@ -686,7 +575,7 @@ def observe(host, config, clock=time.time):
         except (OSError, http.client.HTTPException):
             return
         if status == 200:
-            values = parse_metrics(text)
+            values = metric_sums(text)
             seen.update({k: v for k, v in values.items() if k in (names["running"], names["generation_tokens"],
                                                                   names.get("waiting"))})
             sample["points"].append(metrics_point(values, names, clock()))
