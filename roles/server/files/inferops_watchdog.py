@@ -411,7 +411,7 @@ def _label(value):
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def render_textfile(state, config, now):
+def render_textfile(state, config, now, state_write_failed=False):
     """node_exporter textfile collector content (Prometheus text format 0.0.4)."""
     labels = 'container="%s"' % _label(config["container"])
     last = (state.get("records") or [{}])[-1]
@@ -442,6 +442,9 @@ def render_textfile(state, config, now):
            budget_left(state.get("actions", []), config["restart_budget"], now))
     metric("inferops_watchdog_gave_up", "gauge", "1 when the budget was spent and the watchdog stopped acting.",
            1 if state.get("gave_up") else 0)
+    metric("inferops_watchdog_state_write_failed", "gauge",
+           "1 when the state file could not be written: the watchdog refuses to restart until it can.",
+           1 if state_write_failed else 0)
     metric("inferops_watchdog_last_success_timestamp_seconds", "gauge",
            "Unix time of the last healthy probe (0: none yet).", state.get("last_success") or 0)
     return "\n".join(out) + "\n"
@@ -659,14 +662,14 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
         return "failed", details
 
 
-def write_atomic(path, text):
+def write_atomic(path, text, mode=0o644):
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(temp, 0o644)
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -690,6 +693,29 @@ def journal(line, out=None):
     out = out or sys.stdout
     out.write(json.dumps(line, sort_keys=True) + "\n")
     out.flush()
+
+
+def save(config, state, now, out=None):
+    """Write the state file, then the textfile; the error text of a failed state write, else None.
+
+    Never raises: a full disk must not crash the program (systemd would restart it and the
+    restart it just made would be forgotten). A failed write is reported on the journal and, when
+    the textfile can still be written, as ``inferops_watchdog_state_write_failed 1``.
+    """
+    error = None
+    try:
+        write_atomic(config["state_file"], json.dumps(state, indent=1, sort_keys=True) + "\n", 0o600)
+    except (OSError, ValueError) as exc:
+        error = _error_text(exc)
+        journal({"container": config["container"], "level": "error", "state_write_failed": error,
+                 "state_file": config["state_file"]}, out)
+    if config.get("textfile"):
+        try:
+            write_atomic(config["textfile"], render_textfile(state, config, now, state_write_failed=bool(error)))
+        except (OSError, ValueError) as exc:
+            journal({"container": config["container"], "level": "error", "textfile_write_failed": _error_text(exc)},
+                    out)
+    return error
 
 
 def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True):
@@ -716,8 +742,17 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         action = {"t": now, "kind": decision["action"], "outcome": verdict["outcome"], "reason": decision["reason"],
                   "evidence": evidence(host, config, sample, seen)}
         if decision["action"] == "restart":
-            action["result"], details = restart(host, config, decision, clock, sleep)
-            action.update(details)
+            # The intent first: a restart the state file does not hold is one the budget forgets
+            # (a crash or a full disk after it, systemd restarts the program, and it restarts again).
+            error = save(config, record(state, sample, verdict, decision, dict(action, result="intended"), now),
+                         clock(), out)
+            if error is None:
+                action["result"], details = restart(host, config, decision, clock, sleep)
+                action.update(details)
+            else:
+                decision = {"action": "refused", "reason": "not restarting: the state file cannot record the "
+                            "restart, so the restart budget could not hold (%s)" % error}
+                action = None
     line = {"container": config["container"], "outcome": verdict["outcome"], "reason": verdict["reason"],
             "action": decision["action"], "latency_s": (sample.get("probe") or {}).get("latency_s"),
             "facts": verdict["facts"]}
@@ -727,12 +762,22 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         line["evidence"] = action["evidence"]
         line["result"] = action.get("result")
         line.update({k: action[k] for k in ("memory", "error") if k in action})
+    if decision["action"] == "refused":
+        line["level"] = "error"
     journal(line, out)
     state = record(state, sample, verdict, decision, action, now)
-    write_atomic(config["state_file"], json.dumps(state, indent=1, sort_keys=True) + "\n")
-    if config.get("textfile"):
-        write_atomic(config["textfile"], render_textfile(state, config, clock()))
+    save(config, state, clock(), out)
     return state
+
+
+def run(host, config, state, once=False, clock=time.time, monotonic=time.monotonic, sleep=time.sleep, out=None):
+    """The program's loop: a tick every ``interval`` s; with ``once``, one tick and its exit status."""
+    while True:
+        started = monotonic()
+        state = tick(host, config, state, clock, sleep, out, act=not once)
+        if once:
+            return 0 if state["status"] == "healthy" else 1
+        sleep(max(config["interval"] - (monotonic() - started), 0.0))
 
 
 def main(argv=None):
@@ -748,13 +793,7 @@ def main(argv=None):
     except (OSError, ValueError, ConfigError) as exc:
         sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, exc))
         return 2
-    state = load_state(config)
-    while True:
-        started = time.monotonic()
-        state = tick(host, config, state, act=not args.once)
-        if args.once:
-            return 0 if state["status"] == "healthy" else 1
-        time.sleep(max(config["interval"] - (time.monotonic() - started), 0.0))
+    return run(host, config, load_state(config), args.once)
 
 
 if __name__ == "__main__":
