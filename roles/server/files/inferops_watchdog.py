@@ -55,12 +55,13 @@ import socket
 import sys
 import tempfile
 import time
-from urllib.parse import urlsplit
 
 # The collection's own code, one home each: the server role installs plugins/module_utils/_<name>.py
 # beside this program as inferops_<name>.py (the host_library lookup; the directory of a script
 # run by python3 is on sys.path): the unified-memory rule of the role's pre-start check, the
-# Docker Engine API client of the modules and the Prometheus text parser of the controller.
+# Docker Engine API client of the modules, the Prometheus text parser of the controller and an
+# HTTP request with a total deadline and a size cap.
+from inferops_bounded_http import bounded_request
 from inferops_docker_api import DockerClient, DockerError, parse_docker_time
 from inferops_prometheus import metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
@@ -69,6 +70,10 @@ STATE_VERSION = 1
 HISTORY = 60  # probe records kept in the state file
 ACTIONS = 30  # action records kept in the state file
 HOUR = 3600.0
+NOTIFY_EVERY = 15.0  # seconds between two WATCHDOG=1 while waiting for the next tick
+# The most the watchdog reads of one answer of the engine: vLLM's /metrics is ~100 KB; a
+# larger answer is not read further (a 1.5 GB /metrics would otherwise be held in memory).
+MAX_ANSWER = 8 << 20
 
 # Outcomes that never call for an action.
 QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
@@ -84,6 +89,9 @@ REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": d
             "drop_caches_file": str}
 REQUIRED_NUMBERS = ("interval", "probe_deadline", "probe_max_tokens", "startup_grace", "restart_budget",
                     "crash_loop_restarts", "crash_loop_window", "memory_wait_timeout", "log_lines", "slow_window")
+POSITIVE = ("interval", "probe_deadline", "probe_max_tokens", "crash_loop_restarts", "crash_loop_window",
+            "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout")
+NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "memory_wait_timeout", "log_lines")
 # slow_floor may be null (no floor); unified_memory comes from the plan.
 REQUIRED_FLAGS = ("unified_memory", "drop_caches_before_start")
 # Settings of the program alone (no role variable): their one home is here.
@@ -143,39 +151,60 @@ def load_config(data):
             raise ConfigError("metrics.%s must name the engine's Prometheus metric" % key)
     if config["metrics"].get("tokens_counted", "step") not in ("step", "finish"):
         raise ConfigError("metrics.tokens_counted must be step or finish")
-    _number(config, "interval", 0)
-    _number(config, "probe_deadline", 0)
+    for key in POSITIVE + ("slow_floor",) * (config["slow_floor"] is not None):
+        _number(config, key, 0)
+    for key in NOT_NEGATIVE:
+        _number(config, key, 0, strict=False)
     if config["probe_deadline"] >= config["interval"]:
         raise ConfigError("probe_deadline (%s) must be shorter than interval (%s)"
                           % (config["probe_deadline"], config["interval"]))
-    _number(config, "probe_max_tokens", 0)
-    _number(config, "startup_grace", 0, strict=False)
-    _number(config, "restart_budget", 0, strict=False)
-    _number(config, "stop_timeout", 0, strict=False)
-    _number(config, "crash_loop_restarts", 0)
-    _number(config, "crash_loop_window", 0)
-    _number(config, "memory_fraction", 0)
     if config["memory_fraction"] > 1:
         raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
     if config["memory_reads"] not in UNIFIED_READS:
         raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config["memory_reads"]))
-    _number(config, "memory_wait_timeout", 0, strict=False)
-    _number(config, "memory_poll", 0)
-    if config["slow_floor"] is not None:
-        _number(config, "slow_floor", 0)
-    _number(config, "slow_window", 0)
-    _number(config, "slow_min_running", 0)
-    _number(config, "log_lines", 0, strict=False)
-    _number(config, "http_timeout", 0)
     return config
 
 
 # ---------------------------------------------------------------------- metrics
 
 def metrics_point(values, names, now):
-    """One (time, running, generation tokens) sample from parsed metrics; None parts are missing."""
-    return {"t": now, "running": values.get(names["running"]),
-            "tokens": values.get(names["generation_tokens"])}
+    """One (moment, running, generation tokens) sample from parsed metrics; None parts are missing."""
+    point = {"running": values.get(names["running"]), "tokens": values.get(names["generation_tokens"])}
+    point.update(_moment(now))
+    return point
+
+
+# ----------------------------------------------------------------------------------- clocks
+# A moment is {"t": wall-clock epoch, "m": time.monotonic()}: "t" is what the journal and the
+# state show, "m" what intervals are measured with, so that a wall-clock jump neither restarts a
+# loading engine (forward) nor freezes the restart budget (backward). "m" is dropped from a
+# state written before the last boot (load_state), and moments without it fall back to "t".
+
+def _moment(now):
+    return dict((k, now[k]) for k in ("t", "m") if k in now) if isinstance(now, dict) else {"t": now}
+
+
+def elapsed(earlier, later):
+    """Seconds from moment ``earlier`` to moment ``later`` (numbers are wall-clock moments)."""
+    earlier, later = _moment(earlier), _moment(later)
+    if "m" in earlier and "m" in later:
+        return later["m"] - earlier["m"]
+    return later["t"] - earlier["t"]
+
+
+def container_age(records, sample):
+    """Seconds since the container's start: its age when a probe (of this boot) first saw this
+    start, plus the monotonic time since; the wall clock alone only without such a probe."""
+    container = sample["container"]
+    started = container.get("started_at")
+    if not started:
+        return None
+    for entry in records:
+        seen = entry.get("container") or {}
+        if seen.get("started_at") == started and seen.get("id") == container.get("id") and "m" in entry \
+                and "m" in sample:
+            return entry["t"] - started + elapsed(entry, sample)
+    return sample["t"] - started
 
 
 # --------------------------------------------------------------------------- pure decisions
@@ -187,8 +216,7 @@ def docker_restarts(records, sample, window_s):
     resets it), so an increase between two observations is that many restarts, and a decrease
     means an explicit start happened and the policy restarted it the new value's times since.
     """
-    now = sample["t"]
-    seen = [r["container"] for r in records if now - r["t"] <= window_s and r.get("container")]
+    seen = [r["container"] for r in records if elapsed(r, sample) <= window_s and r.get("container")]
     seen.append(sample["container"])
     counts = [c.get("restart_count") or 0 for c in seen if c.get("exists")]
     total = 0
@@ -209,25 +237,26 @@ def _consecutive(records, outcomes):
 
 def decode_rate(records, sample, config):
     """Tokens/s over the slow window when under load at every point of it, else None."""
-    now, window = sample["t"], config["slow_window"]
-    points = [p for r in records for p in r.get("points", []) if now - p["t"] <= window * 1.5]
+    window = config["slow_window"]
+    points = [p for r in records for p in r.get("points", []) if 0 <= elapsed(p, sample) <= window * 1.5]
     points += sample.get("points", [])
     points = [p for p in points if p.get("tokens") is not None and p.get("running") is not None]
     if len(points) < 2:
         return None
-    points.sort(key=lambda p: p["t"])
+    origin = points[0]
+    points.sort(key=lambda p: elapsed(origin, p))
     # The newest point at least a window before the last one anchors the rate.
     last = points[-1]
-    anchors = [p for p in points if last["t"] - p["t"] >= window]
+    anchors = [p for p in points if elapsed(p, last) >= window]
     if not anchors:
         return None
     first = anchors[-1]
-    span = [p for p in points if p["t"] >= first["t"]]
+    span = [p for p in points if elapsed(first, p) >= 0]
     if any(p["running"] < config["slow_min_running"] for p in span):
         return None
     if last["tokens"] < first["tokens"]:  # the counter restarted with the engine
         return None
-    return (last["tokens"] - first["tokens"]) / (last["t"] - first["t"])
+    return (last["tokens"] - first["tokens"]) / elapsed(first, last)
 
 
 def classify(records, sample, config):
@@ -266,8 +295,7 @@ def classify(records, sample, config):
             return verdict("crash_looping", "Docker restarted the container %d times within %d s; now %s"
                            % (facts["docker_restarts"], config["crash_loop_window"], state))
         return verdict("dead", "container %s is not running: %s" % (config["container"], state))
-    started = container.get("started_at")
-    age = sample["t"] - started if started else None
+    age = container_age(records, sample)
     facts["started_s_ago"] = age
     in_grace = age is not None and age < config["startup_grace"]
     if health.get("timed_out") and not in_grace:
@@ -320,7 +348,9 @@ def classify(records, sample, config):
 
 
 def restarts_in_last_hour(actions, now):
-    return [a for a in actions if a.get("kind") == "restart" and now - a["t"] < HOUR]
+    """The restarts (made or only intended) of the rolling hour before moment ``now``; on the wall
+    clock alone (a state from before a reboot) one stamped in the future counts for an hour at most."""
+    return [a for a in actions if a.get("kind") == "restart" and -HOUR < elapsed(a, now) < HOUR]
 
 
 def budget_left(actions, budget, now):
@@ -371,12 +401,15 @@ def new_state(config):
 def record(state, sample, verdict, decision, action, now):
     """The state after one probe (a new dict; ``state`` is not changed)."""
     state = json.loads(json.dumps(state))
+    moment = _moment(now)
+    now = moment["t"]
     outcome = verdict["outcome"]
     probe = sample.get("probe") or {}
     entry = {"t": now, "outcome": outcome, "reason": verdict["reason"], "action": decision["action"],
              "latency_s": probe.get("latency_s"), "points": sample.get("points") or [],
              "container": {k: sample["container"].get(k) for k in ("exists", "running", "id", "started_at",
                                                                    "restart_count")}}
+    entry.update(moment)
     state["records"] = (state.get("records", []) + [entry])[-HISTORY:]
     counters = state.setdefault("counters", {"probes": 0, "wedges": 0, "restarts": 0})
     counters["probes"] = counters.get("probes", 0) + 1
@@ -526,20 +559,16 @@ class Host(object):
         return None
 
     def http(self, method, url, body=None, timeout=5.0):
-        """(status, body text) of one request; raises socket.timeout / OSError / HTTPException."""
-        parts = urlsplit(url)
-        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-        try:
-            data = json.dumps(body).encode("utf-8") if body is not None else None
-            headers = {"Content-Type": "application/json"} if data is not None else {}
-            key = self.api_key()
-            if key:
-                headers["Authorization"] = "Bearer " + key
-            conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), body=data, headers=headers)
-            response = conn.getresponse()
-            return response.status, response.read().decode("utf-8", "replace")
-        finally:
-            conn.close()
+        """(status, body text) of one request that ends within ``timeout`` s in all (not per read:
+        an answer trickling a byte at a time is cut at the deadline) and reads at most
+        MAX_ANSWER bytes; raises socket.timeout / OSError / HTTPException (AnswerTooLarge)."""
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        key = self.api_key()
+        if key:
+            headers["Authorization"] = "Bearer " + key
+        status, answer = bounded_request(method, url, data, headers, timeout, MAX_ANSWER)
+        return status, answer.decode("utf-8", "replace")
 
     def drop_caches(self):
         """Write back dirty pages, then drop the clean page cache (sync; echo 1 > drop_caches)."""
@@ -556,9 +585,9 @@ def _error_text(exc):
     return "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
 
 
-def observe(host, config, clock=time.time):
+def observe(host, config, clock=time.time, monotonic=time.monotonic):
     """One probe's observations (see classify) and the raw metrics kept as evidence."""
-    sample = {"t": clock(), "container": host.inspect(), "health": {}, "probe": {}, "points": []}
+    sample = {"t": clock(), "m": monotonic(), "container": host.inspect(), "health": {}, "probe": {}, "points": []}
     if not sample["container"].get("running"):
         return sample, None
     urls, names = config["urls"], config["metrics"]
@@ -581,16 +610,16 @@ def observe(host, config, clock=time.time):
             values = metric_sums(text)
             seen.update({k: v for k, v in values.items() if k in (names["running"], names["generation_tokens"],
                                                                   names.get("waiting"))})
-            sample["points"].append(metrics_point(values, names, clock()))
+            sample["points"].append(metrics_point(values, names, {"t": clock(), "m": monotonic()}))
 
     metrics()
     body = {"model": config["served_model_name"], "temperature": 0, "max_tokens": config["probe_max_tokens"],
             "messages": [{"role": "user", "content": config["probe_prompt"]}]}
-    started = clock()
+    started = monotonic()
     probe = sample["probe"]
     try:
         status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline"])
-        probe["latency_s"] = round(clock() - started, 3)
+        probe["latency_s"] = round(monotonic() - started, 3)
         if status == 200:
             usage = (json.loads(text).get("usage") or {})
             probe["tokens"] = usage.get("completion_tokens")
@@ -599,9 +628,9 @@ def observe(host, config, clock=time.time):
         else:
             probe["status"], probe["error"] = status, text[:300]
     except socket.timeout:
-        probe["latency_s"], probe["timed_out"] = round(clock() - started, 3), True
+        probe["latency_s"], probe["timed_out"] = round(monotonic() - started, 3), True
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        probe["latency_s"], probe["error"] = round(clock() - started, 3), _error_text(exc)
+        probe["latency_s"], probe["error"] = round(monotonic() - started, 3), _error_text(exc)
     metrics()
     return sample, seen
 
@@ -636,6 +665,7 @@ def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sle
                     "mem_free_kib": verdict.get("mem_free_kib"), "mem_available_kib": verdict.get("mem_available_kib"),
                     "needed_kib": verdict.get("needed_kib"), "message": verdict["message"],
                     "waited_s": round(clock() + config["memory_wait_timeout"] - deadline, 1)}
+        sd_notify("WATCHDOG=1")
         sleep(config["memory_poll"])
 
 
@@ -677,15 +707,76 @@ def write_atomic(path, text, mode=0o644):
         raise
 
 
-def load_state(config):
+def _moments(items):
+    return isinstance(items, list) and all(
+        isinstance(item, dict) and isinstance(item.get("t"), (int, float)) and not isinstance(item.get("t"), bool)
+        for item in items)
+
+
+def state_problem(state, config):
+    """Why a parsed state file cannot be used (a sentence), or None."""
+    if not isinstance(state, dict):
+        return "it holds a JSON %s, not an object" % type(state).__name__
+    if state.get("version") != STATE_VERSION or state.get("container") != config["container"]:
+        return "it is of another version or container"
+    if not _moments(state.get("records")) or not _moments(state.get("actions")):
+        return "its records or actions are not lists of timed entries"
+    if not all(_moments(entry.get("points", [])) for entry in state["records"]):
+        return "its metrics points are not timed entries"
+    if not isinstance(state.get("counters"), dict) or not (state.get("gave_up") is None or _moments([state["gave_up"]])):
+        return "its counters or give-up mark are not of the expected shape"
+    return None
+
+
+def load_state(config, boot=None, out=None):
+    """The state file, or a new state when it is missing or not of the expected shape (a warning
+    on the journal: a bad file must not end the program, systemd would restart it in a loop).
+
+    ``boot`` (the kernel's boot_id): monotonic times ("m") from another boot are dropped.
+    """
     try:
         with open(config["state_file"], encoding="utf-8") as handle:
             state = json.load(handle)
-        if state.get("version") == STATE_VERSION and state.get("container") == config["container"]:
-            return state
-    except (OSError, ValueError):
-        pass
-    return new_state(config)
+        problem = state_problem(state, config)
+    except FileNotFoundError:
+        return dict(new_state(config), boot=boot)
+    except (OSError, ValueError, RecursionError) as exc:
+        problem = "it cannot be read: %s" % _error_text(exc)
+    if problem:
+        journal({"container": config["container"], "level": "warning", "state_file": config["state_file"],
+                 "message": "state file ignored, starting afresh: %s" % problem}, out)
+        return dict(new_state(config), boot=boot)
+    if state.get("boot") != boot:
+        for item in state["records"] + state["actions"] + [p for r in state["records"] for p in r.get("points", [])]:
+            item.pop("m", None)
+    state["boot"] = boot
+    return state
+
+
+def boot_id(path="/proc/sys/kernel/random/boot_id"):
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+def sd_notify(message, env=None):
+    """Tell systemd ``message`` (READY=1, WATCHDOG=1) over $NOTIFY_SOCKET; False without one."""
+    address = (os.environ if env is None else env).get("NOTIFY_SOCKET")
+    if not address or address[0] not in "/@":
+        return False
+    if address[0] == "@":
+        address = "\0" + address[1:]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.connect(address)
+        sock.sendall(message.encode("utf-8"))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 def journal(line, out=None):
@@ -718,19 +809,19 @@ def save(config, state, now, out=None):
     return error
 
 
-def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True):
+def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True, monotonic=time.monotonic):
     """One probe, its verdict, its action; returns the new state (also written to disk).
 
     ``act=False`` (``--once``) probes and reports what it would do, changing nothing.
     """
     try:
-        sample, seen = observe(host, config, clock)
+        sample, seen = observe(host, config, clock, monotonic)
     except DockerError as exc:
-        sample, seen = {"t": clock(), "container": {"exists": False, "error": str(exc)}}, None
+        sample, seen = {"t": clock(), "m": monotonic(), "container": {"exists": False, "error": str(exc)}}, None
         verdict = {"outcome": "probe_error", "reason": str(exc), "facts": {}, "container": {}}
     else:
         verdict = classify(state.get("records", []), sample, config)
-    now = sample["t"]
+    now = _moment(sample)
     decision = decide_action(state, verdict, config, now)
     action = None
     if not act:
@@ -739,15 +830,15 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         state = dict(state, status="healthy" if verdict["outcome"] in ("healthy", "busy") else "unhealthy")
         return state
     if decision["action"] in ("restart", "give_up"):
-        action = {"t": now, "kind": decision["action"], "outcome": verdict["outcome"], "reason": decision["reason"],
-                  "evidence": evidence(host, config, sample, seen)}
+        action = dict(now, kind=decision["action"], outcome=verdict["outcome"], reason=decision["reason"],
+                      evidence=evidence(host, config, sample, seen))
         if decision["action"] == "restart":
             # The intent first: a restart the state file does not hold is one the budget forgets
             # (a crash or a full disk after it, systemd restarts the program, and it restarts again).
             error = save(config, record(state, sample, verdict, decision, dict(action, result="intended"), now),
-                         clock(), out)
+                         {"t": clock(), "m": monotonic()}, out)
             if error is None:
-                action["result"], details = restart(host, config, decision, clock, sleep)
+                action["result"], details = restart(host, config, decision, monotonic, sleep)
                 action.update(details)
             else:
                 decision = {"action": "refused", "reason": "not restarting: the state file cannot record the "
@@ -766,18 +857,29 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         line["level"] = "error"
     journal(line, out)
     state = record(state, sample, verdict, decision, action, now)
-    save(config, state, clock(), out)
+    save(config, state, {"t": clock(), "m": monotonic()}, out)
     return state
 
 
 def run(host, config, state, once=False, clock=time.time, monotonic=time.monotonic, sleep=time.sleep, out=None):
-    """The program's loop: a tick every ``interval`` s; with ``once``, one tick and its exit status."""
+    """The program's loop: a tick every ``interval`` s; with ``once``, one tick and its exit status.
+
+    systemd (Type=notify, WatchdogSec) hears READY=1 once, then WATCHDOG=1 after every tick and
+    at least every NOTIFY_EVERY s of the wait between ticks: a program that hangs is restarted.
+    """
+    sd_notify("READY=1")
     while True:
         started = monotonic()
-        state = tick(host, config, state, clock, sleep, out, act=not once)
+        state = tick(host, config, state, clock, sleep, out, act=not once, monotonic=monotonic)
         if once:
             return 0 if state["status"] == "healthy" else 1
-        sleep(max(config["interval"] - (monotonic() - started), 0.0))
+        sd_notify("WATCHDOG=1")
+        while True:
+            left = config["interval"] - (monotonic() - started)
+            if left <= 0:
+                break
+            sleep(min(left, NOTIFY_EVERY))
+            sd_notify("WATCHDOG=1")
 
 
 def main(argv=None):
@@ -790,10 +892,11 @@ def main(argv=None):
         with open(args.config, encoding="utf-8") as handle:
             config = load_config(json.load(handle))
         host = Host(config)
-    except (OSError, ValueError, ConfigError) as exc:
-        sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, exc))
+    except (OSError, ValueError, RecursionError, ConfigError) as exc:
+        # Exit status 2: the unit's RestartPreventExitStatus, a restart cannot fix the file.
+        sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, _error_text(exc)))
         return 2
-    return run(host, config, load_state(config), args.once)
+    return run(host, config, load_state(config, boot_id()), args.once)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,19 @@ crash it, a probe ends by its deadline and reads a bounded answer, its clocks do
 from __future__ import annotations
 
 import errno
+import http.client
 import io
 import json
 import os
+import socket
+import socketserver
 import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
 
 import pytest
-from test_watchdog_io import FakeHost, Clock, journal_lines  # noqa: F401  (journal_lines for capsys users)
+from test_watchdog_io import Clock, FakeHost
 from watchdog_program import base_config, load_program
 
 HOUR = 3600.0
@@ -124,3 +130,172 @@ def test_with_room_on_disk_the_budget_holds_across_program_restarts(wd, tmp_path
     assert [line.get("action") for line in journal].count("give_up") == 1
     assert not [line for line in journal if line.get("level") == "error"]
     assert os.stat(cfg["state_file"]).st_mode & 0o777 == 0o600
+
+
+# ------------------------------------------------------------ a deadline and a size per probe
+class Trickle(socketserver.ThreadingTCPServer):
+    """Stands for an engine's API server that answers slowly on purpose: /health sends its
+    headers, then one byte every 0.25 s for 6 s; /metrics sends 9 MiB of samples."""
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class TrickleHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        if self.path == "/metrics":
+            line = b'vllm:generation_tokens_total{engine="0",model_name="m"} 1.0\n'
+            count = (9 << 20) // len(line) + 1
+            self.send_header("Content-Length", str(len(line) * count))
+            self.end_headers()
+            for dummy in range(count // 1024 + 1):
+                try:
+                    self.wfile.write(line * 1024)
+                except OSError:
+                    return
+            return
+        self.send_header("Content-Length", "24")
+        self.end_headers()
+        for dummy in range(24):
+            try:
+                self.wfile.write(b"x")
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.25)
+
+
+@pytest.fixture
+def slow_engine():
+    server = Trickle(("127.0.0.1", 0), TrickleHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield "http://127.0.0.1:%d" % server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_trickling_health_ends_at_the_probes_deadline(wd, slow_engine):
+    host = wd.Host(wd.load_config(base_config()))
+    started = time.monotonic()
+    with pytest.raises(socket.timeout):
+        host.http("GET", slow_engine + "/health", timeout=1.0)
+    assert time.monotonic() - started < 1.5, "held past its 1 s deadline by a byte every 0.25 s"
+
+
+def test_a_huge_metrics_answer_is_not_read_whole(wd, slow_engine):
+    host = wd.Host(wd.load_config(base_config()))
+    with pytest.raises(http.client.HTTPException, match="answered more than 8388608 bytes"):
+        host.http("GET", slow_engine + "/metrics", timeout=10.0)
+
+
+# --------------------------------------------------------------------------- clocks that jump
+class JumpClock(Clock):
+    """Wall-clock time that an operator (or NTP) can move; monotonic time only moves forward."""
+
+    def __init__(self):
+        Clock.__init__(self)
+        self.offset = 0.0
+
+    def wall(self):
+        return self.now + self.offset
+
+
+class LoadingHost(FakeHost):
+    """Stands for a container whose engine loads its weights: running, /health refused."""
+
+    def http(self, method, url, body=None, timeout=5.0):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_a_wall_clock_jump_forward_does_not_restart_a_loading_engine(wd, tmp_path):
+    clock = JumpClock()
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state.json"), startup_grace=1800,
+                                     unified_memory=False))
+    host = LoadingHost(clock, "healthy")
+    host.started = clock.now - 60
+    state = wd.tick(host, cfg, wd.new_state(cfg), clock.wall, clock.sleep, io.StringIO(), monotonic=clock)
+    assert state["outcome"] == "starting"
+    clock.sleep(30)
+    clock.offset = 2 * HOUR  # the wall clock jumps two hours forward
+    state = wd.tick(host, cfg, state, clock.wall, clock.sleep, io.StringIO(), monotonic=clock)
+    assert state["outcome"] == "starting", state["reason"]
+    assert not restarts(host)
+
+
+def test_a_wall_clock_jump_backward_does_not_freeze_the_budget(wd, tmp_path):
+    clock = JumpClock()
+    cfg, host, dummy = crashing(wd, tmp_path, tmp_path)
+    host.clock = clock
+    state = wd.new_state(cfg)
+    for dummy in range(8):
+        state = wd.tick(host, cfg, state, clock.wall, clock.sleep, io.StringIO(), monotonic=clock)
+        clock.sleep(30)
+    assert restarts(host) == ["restart"] * 3 and state["gave_up"]
+    # An operator starts the engine again; the wall clock is then set back a day.
+    state["gave_up"] = None
+    clock.sleep(HOUR)
+    clock.offset = -24 * HOUR
+    assert wd.budget_left(state["actions"], 3, {"t": clock.wall(), "m": clock()}) == 3
+
+
+# ------------------------------------------------------------------------- files of bad shape
+@pytest.mark.parametrize("text", ["[1, 2, 3]", "[" * 100000 + "]" * 100000, '{"version": 1, "container": '
+                                  '"inferops-serving", "records": {}, "actions": []}', "not json"])
+def test_a_state_file_of_the_wrong_shape_is_a_fresh_start_with_a_warning(wd, tmp_path, text):
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state.json")))
+    (tmp_path / "state.json").write_text(text, encoding="utf-8")
+    out = io.StringIO()
+    state = wd.load_state(cfg, "boot", out)
+    assert state["records"] == [] and state["status"] == "unknown"
+    warning = json.loads(out.getvalue())
+    assert warning["level"] == "warning" and "state file ignored" in warning["message"]
+
+
+def test_a_deeply_nested_config_is_refused_not_crashed_on(wd, tmp_path, capsys):
+    (tmp_path / "watchdog.json").write_text('{"a": ' * 100000 + "1" + "}" * 100000, encoding="utf-8")
+    assert wd.main(["--config", str(tmp_path / "watchdog.json")]) == 2
+    assert "RecursionError" in capsys.readouterr().err
+
+
+def test_monotonic_times_of_another_boot_are_dropped(wd, tmp_path):
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state.json")))
+    state = dict(wd.new_state(cfg), boot="old", actions=[{"t": 1.0, "m": 5.0, "kind": "restart"}])
+    (tmp_path / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    assert wd.load_state(cfg, "old")["actions"][0]["m"] == 5.0
+    assert "m" not in wd.load_state(cfg, "new")["actions"][0]
+
+
+# ------------------------------------------------------------------------------ sd_notify
+def test_systemd_hears_ready_then_a_heartbeat_per_tick_and_while_waiting(wd, tmp_path, monkeypatch):
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(tmp_path / "notify"))
+    listener.settimeout(1)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(tmp_path / "notify"))
+    clock = Clock()
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state.json"), unified_memory=False))
+    host = FakeHost(clock, "healthy")
+    ticks = []
+
+    def sleep(seconds):
+        clock.sleep(seconds)
+        ticks.append(seconds)
+        if len(ticks) == 3:
+            raise Over()
+    with pytest.raises(Over):
+        wd.run(host, cfg, wd.new_state(cfg), clock=clock, monotonic=clock, sleep=sleep, out=io.StringIO())
+    heard = [listener.recv(100).decode() for dummy in range(4)]
+    assert heard == ["READY=1", "WATCHDOG=1", "WATCHDOG=1", "WATCHDOG=1"]
+    assert ticks == [15.0, 15.0, 15.0], "no wait between two heartbeats is longer than NOTIFY_EVERY"
+    listener.close()
+    monkeypatch.setenv("NOTIFY_SOCKET", "@inferops-test-%d" % os.getpid())
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    abstract.bind("\0inferops-test-%d" % os.getpid())
+    assert wd.sd_notify("WATCHDOG=1") and abstract.recv(100) == b"WATCHDOG=1"
+    abstract.close()
+    monkeypatch.delenv("NOTIFY_SOCKET")
+    assert wd.sd_notify("READY=1") is False

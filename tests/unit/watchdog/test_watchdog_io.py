@@ -118,7 +118,7 @@ class FakeHost(object):
 def run_ticks(wd, cfg, host, clock, count, out):
     state = wd.new_state(cfg)
     for dummy in range(count):
-        state = wd.tick(host, cfg, state, clock, clock.sleep, out)
+        state = wd.tick(host, cfg, state, clock, clock.sleep, out, monotonic=clock)
         clock.sleep(cfg["interval"])
     return state
 
@@ -242,7 +242,7 @@ def test_state_survives_a_watchdog_restart(wd, setup):
     run_ticks(wd, cfg, host, clock, 3, None)
     reloaded = wd.load_state(cfg)
     assert reloaded["status"] == "gave_up"
-    wd.tick(host, cfg, reloaded, clock, clock.sleep, None)
+    wd.tick(host, cfg, reloaded, clock, clock.sleep, None, monotonic=clock)
     assert [verb for verb, dummy in host.calls if verb != "logs"] == ["restart"]
 
 
@@ -347,7 +347,7 @@ def test_main_refuses_a_bad_config_file(wd, config, tmp_path, capsys):
 
 def test_once_reports_without_acting(wd, setup, capsys):
     cfg, host, clock = setup("wedged")
-    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, None, act=False)
+    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, None, act=False, monotonic=clock)
     assert host.calls == [] and state["status"] == "unhealthy"
     assert not os.path.exists(cfg["state_file"])
     line = journal_lines(capsys)[0]
