@@ -70,6 +70,7 @@ STATE_VERSION = 1
 HISTORY = 60  # probe records kept in the state file
 ACTIONS = 30  # action records kept in the state file
 HOUR = 3600.0
+LOG_LINE = 2000  # characters of one log line kept as evidence
 NOTIFY_EVERY = 15.0  # seconds between two WATCHDOG=1 while waiting for the next tick
 # The most the watchdog reads of one answer of the engine: vLLM's /metrics is ~100 KB; a
 # larger answer is not read further (a 1.5 GB /metrics would otherwise be held in memory).
@@ -422,6 +423,11 @@ def record(state, sample, verdict, decision, action, now):
         if action.get("kind") == "give_up":
             state["gave_up"] = {"t": now, "reason": action["reason"], "evidence": action.get("evidence"),
                                 "container_id": sample["container"].get("id")}
+    # The container's log is evidence while the budget still counts the action (the journal has
+    # every line for good): older actions keep their verdict and metrics, not the log.
+    for old in state.get("actions", []):
+        if elapsed(old, moment) >= HOUR:
+            (old.get("evidence") or {}).pop("log_tail", None)
     if outcome == "healthy":
         state["last_success"] = now
         if state.get("gave_up") and restarted_by_hand(state["gave_up"], sample["container"]):
@@ -641,7 +647,7 @@ def evidence(host, config, sample, metrics_seen):
              "metrics": metrics_seen, "points": sample.get("points")}
     if sample["container"].get("exists") and config["log_lines"]:
         try:
-            found["log_tail"] = host.log_tail(config["log_lines"])
+            found["log_tail"] = [line[:LOG_LINE] for line in host.log_tail(config["log_lines"])]
         except DockerError as exc:
             found["log_tail"] = ["(%s)" % exc]
     return found

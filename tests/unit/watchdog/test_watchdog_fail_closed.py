@@ -299,3 +299,22 @@ def test_systemd_hears_ready_then_a_heartbeat_per_tick_and_while_waiting(wd, tmp
     abstract.close()
     monkeypatch.delenv("NOTIFY_SOCKET")
     assert wd.sd_notify("READY=1") is False
+
+
+# ------------------------------------------------------------------------------ its files
+def test_the_state_file_is_private_and_keeps_log_tails_only_for_the_hour(wd, tmp_path):
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state" / "watchdog.json"), unified_memory=False,
+                                     restart_budget=10, startup_grace=0))
+    clock = Clock()
+    host = FakeHost(clock, "crashing")
+    host.log_tail = lambda lines: ["x" * 100000, "CUDA error: misaligned address"]
+    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, io.StringIO(), monotonic=clock)
+    assert os.stat(cfg["state_file"]).st_mode & 0o777 == 0o600
+    first = state["actions"][0]["evidence"]["log_tail"]
+    assert first[1] == "CUDA error: misaligned address" and len(first[0]) == wd.LOG_LINE
+    clock.sleep(2 * HOUR)
+    state = wd.tick(host, cfg, state, clock, clock.sleep, io.StringIO(), monotonic=clock)
+    with open(cfg["state_file"], encoding="utf-8") as handle:
+        saved = json.load(handle)
+    assert [("log_tail" in a["evidence"]) for a in saved["actions"]] == [False, True]
+    assert saved["actions"][0]["evidence"]["probe"], "the rest of the evidence stays"
