@@ -29,20 +29,20 @@ the deployment's served model name) with a deadline, ``/metrics`` again. Then it
 * ``probe_error``: the engine refused the probe itself (HTTP 4xx): a configuration problem,
   reported, never acted on.
 
-``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container through the Docker
-Engine API, at most ``restart_budget``; on a unified-memory host (GB10) the container is
-stopped first, the page cache dropped when ``drop_caches`` is set, and started only once the
-unified-memory rule of the role's pre-start check (the same code) lets the engine claim
-``memory_fraction`` x ``MemTotal`` again, judged by the meminfo field the engine reads
-(``memory_reads``), bounded by ``memory_wait_timeout``, because a restart loop there leaks unified memory
-until a physical reset. When the budget is spent the watchdog gives up: it stops acting, keeps
-probing and reporting, and the host stays marked unhealthy with the evidence until the
-container is started by someone else (a converge, an operator) and serves again.
+``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container (Docker Engine API),
+at most ``restart_budget`` times an hour, the intent written to the state file first (no
+restart it cannot record). On unified memory (GB10) the container is stopped, the page cache
+dropped with ``drop_caches_before_start``, and started only once the role's pre-start rule (the
+same code) lets the engine claim ``memory_fraction`` x ``MemTotal`` again (``memory_reads``,
+within ``memory_wait_timeout``): a restart loop there leaks memory until a physical reset. A
+spent budget gives up: probing and reporting go on, the host stays marked unhealthy with the
+evidence until someone else (a converge, an operator) starts the container and it serves.
 
-Every probe and action goes to the journal (one JSON line on stdout each) and to the state
-file (JSON, bounded history); failures carry the last lines of the container's log and the
-metrics seen. Prometheus metrics go to a node_exporter textfile (written to a temporary file,
-then renamed).
+Every probe and action is a JSON line on stdout (the journal) and goes to the state file
+(0600, bounded history; failures carry the metrics seen and, for the hour, the log's last
+lines); node_exporter textfile metrics are written to a temporary file, then renamed.
+Intervals are measured on the monotonic clock; each request has a total deadline and a size
+cap; systemd hears READY=1 and WATCHDOG=1 (Type=notify, WatchdogSec).
 """
 from __future__ import annotations
 
@@ -88,8 +88,6 @@ OUTCOMES = QUIET + FAULTS
 REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": dict, "metrics": dict,
             "state_file": str, "docker_host": str, "probe_prompt": str, "meminfo_path": str,
             "drop_caches_file": str}
-REQUIRED_NUMBERS = ("interval", "probe_deadline", "probe_max_tokens", "startup_grace", "restart_budget",
-                    "crash_loop_restarts", "crash_loop_window", "memory_wait_timeout", "log_lines", "slow_window")
 POSITIVE = ("interval", "probe_deadline", "probe_max_tokens", "crash_loop_restarts", "crash_loop_window",
             "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout")
 NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "memory_wait_timeout", "log_lines")
@@ -98,8 +96,6 @@ REQUIRED_FLAGS = ("unified_memory", "drop_caches_before_start")
 # Settings of the program alone (no role variable): their one home is here.
 DEFAULTS = {
     "stop_timeout": 30,
-    "memory_fraction": 0.9,
-    "memory_reads": "MemAvailable",
     "memory_poll": 5.0,
     "slow_min_running": 1,
     "textfile": None,
@@ -116,7 +112,7 @@ class ConfigError(Exception):
 # ----------------------------------------------------------------------------------- config
 
 def _number(config, key, minimum, strict=True):
-    value = config[key]
+    value = config.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ConfigError("%s must be a number, got %r" % (key, value))
     if (value <= minimum) if strict else (value < minimum):
@@ -137,9 +133,6 @@ def load_config(data):
     for key, kind in REQUIRED.items():
         if not isinstance(config.get(key), kind) or not config[key]:
             raise ConfigError("%s is required (%s)" % (key, kind.__name__))
-    for key in REQUIRED_NUMBERS:
-        if key not in config:
-            raise ConfigError("%s is required (a number)" % key)
     for key in REQUIRED_FLAGS:
         if not isinstance(config.get(key), bool):
             raise ConfigError("%s must be true or false, got %r" % (key, config.get(key)))
@@ -161,21 +154,12 @@ def load_config(data):
                           % (config["probe_deadline"], config["interval"]))
     if config["memory_fraction"] > 1:
         raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
-    if config["memory_reads"] not in UNIFIED_READS:
-        raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config["memory_reads"]))
+    if config.get("memory_reads") not in UNIFIED_READS:
+        raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config.get("memory_reads")))
     return config
 
 
-# ---------------------------------------------------------------------- metrics
-
-def metrics_point(values, names, now):
-    """One (moment, running, generation tokens) sample from parsed metrics; None parts are missing."""
-    point = {"running": values.get(names["running"]), "tokens": values.get(names["generation_tokens"])}
-    point.update(_moment(now))
-    return point
-
-
-# ----------------------------------------------------------------------------------- clocks
+# --------------------------------------------------------------------------- metrics, clocks
 # A moment is {"t": wall-clock epoch, "m": time.monotonic()}: "t" is what the journal and the
 # state show, "m" what intervals are measured with, so that a wall-clock jump neither restarts a
 # loading engine (forward) nor freezes the restart budget (backward). "m" is dropped from a
@@ -183,6 +167,13 @@ def metrics_point(values, names, now):
 
 def _moment(now):
     return dict((k, now[k]) for k in ("t", "m") if k in now) if isinstance(now, dict) else {"t": now}
+
+
+def metrics_point(values, names, now):
+    """One (moment, running, generation tokens) sample from parsed metrics; None parts are missing."""
+    point = {"running": values.get(names["running"]), "tokens": values.get(names["generation_tokens"])}
+    point.update(_moment(now))
+    return point
 
 
 def elapsed(earlier, later):

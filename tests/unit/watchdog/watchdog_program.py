@@ -50,6 +50,7 @@ def base_config(**changes):
         "crash_loop_window": 600,
         "unified_memory": True,
         "memory_fraction": 0.9,
+        "memory_reads": "MemAvailable",
         "meminfo_path": "/proc/meminfo",
         "memory_wait_timeout": 60,
         "drop_caches_file": "/proc/sys/vm/drop_caches",

@@ -132,5 +132,5 @@ def test_one_spelling_from_inventory_to_program():
     loaded = program().load_config(config)
     for key in set(options) - {"slow_fraction"}:
         assert key in config and key in loaded
-    assert "restart_budget" in program().REQUIRED_NUMBERS
+    assert "restart_budget" in program().NOT_NEGATIVE
     assert not set(program().DEFAULTS) & set(options)
