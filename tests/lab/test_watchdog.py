@@ -100,8 +100,9 @@ def textfile():
 
 
 def restarts(state):
-    """The restarts the watchdog made since fresh_watchdog() reset its state."""
-    return [a for a in state.get("actions", []) if a["kind"] == "restart"]
+    """The restarts the watchdog made since fresh_watchdog() reset its state (a restart under way
+    is in the state file first as its intent, result ``intended``: not made yet)."""
+    return [a for a in state.get("actions", []) if a["kind"] == "restart" and a.get("result") != "intended"]
 
 
 def wait_for(predicate, timeout, step=1.0, what="condition"):
