@@ -12,15 +12,17 @@ version_added: 0.1.0
 description:
   - Returns the text of one of the collection's standard-library-only Python libraries, for the
     server role to install beside the program that imports it on the host (the watchdog imports
-    the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start).
-  - One home for the rule. The host gets the collection's own file, never a copy kept in the role.
+    the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start,
+    the Docker Engine API client of the modules, the Prometheus text parser of the controller and
+    an HTTP request bounded in time and size).
+  - One home for each. The host gets the collection's own file, never a copy kept in the role.
 options:
   _terms:
     description: Library names.
     type: list
     elements: str
     required: true
-    choices: [unified_memory]
+    choices: [unified_memory, docker_api, prometheus, bounded_http]
 """
 
 EXAMPLES = r"""
@@ -45,7 +47,8 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 # name -> the module_utils module that is its one home (standard library only, no collection imports).
-LIBRARIES = {"unified_memory": "ansible_collections.inferops.serving.plugins.module_utils._unified_memory"}
+LIBRARIES = {name: "ansible_collections.inferops.serving.plugins.module_utils._" + name
+             for name in ("unified_memory", "docker_api", "prometheus", "bounded_http")}
 
 
 def library_source(name):

@@ -4,8 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""The few Docker Engine API calls the collection's modules make: a container's state, its log
-since its latest start (backend_assert), and start/stop/remove/rename (container_swap).
+"""The few Docker Engine API calls the collection makes: a container's state, its log since its
+latest start (backend_assert), start/stop/remove/rename (container_swap), and on the hosts the
+watchdog's inspect, log tail and start/stop/restart: the server role installs this file beside
+the watchdog as ``inferops_docker_api.py`` (the ``host_library`` lookup), so it imports nothing
+from the collection.
 
 Dependency-free on purpose (the target needs only python3): endpoints of the Docker Engine API
 over its unix socket (or plain ``tcp://``), HTTP/1.0 so the daemon streams a body until it
@@ -15,7 +18,8 @@ closes instead of chunking it.
 * ``GET /containers/{id}/logs?stdout=1&stderr=1&follow=1&since=<StartedAt>``: for a container
   without a TTY the body is multiplexed, frames of an 8-byte header (stream type, 3 zero bytes,
   big-endian uint32 length) and the payload; with a TTY it is the raw byte stream.
-* ``POST /containers/{id}/start``, ``POST /containers/{id}/stop[?t=N]``,
+* ``GET /containers/{id}/logs?stdout=1&stderr=1&timestamps=1&tail=N``: the last N lines (the watchdog's evidence).
+* ``POST /containers/{id}/start``, ``POST /containers/{id}/stop[?t=N]``, ``POST /containers/{id}/restart[?t=N]``,
   ``DELETE /containers/{id}?force=1``, ``POST /containers/{id}/rename?name=N``: 204 when done,
   304 when start/stop found the container already started/stopped, 404 unknown, 409 conflict.
 """
@@ -184,6 +188,19 @@ class DockerClient(object):
         """SIGTERM ``container``, SIGKILL after ``timeout`` s (304 when it was not running)."""
         self.call("POST", "/containers/%s/stop?t=%d" % (quote(container, safe=""), timeout),
                   "stop " + container, timeout=self.timeout + timeout)
+
+    def restart(self, container, timeout):
+        """Stop ``container`` (SIGKILL after ``timeout`` s) and start it again."""
+        self.call("POST", "/containers/%s/restart?t=%d" % (quote(container, safe=""), timeout),
+                  "restart " + container, timeout=self.timeout + timeout)
+
+    def log_tail(self, container, lines, tty=False):
+        """The last ``lines`` lines of ``container``'s log (stdout and stderr, timestamped)."""
+        _status, data = self.call("GET", "/containers/%s/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % (
+            quote(container, safe=""), lines), "logs of " + container, ok=(200,))
+        if not tty:
+            data = DemuxBuffer().feed(data)
+        return data.decode("utf-8", "replace").splitlines()[-lines:]
 
     def remove(self, container):
         """Remove ``container`` (forced: stopped first if it still runs), keeping its volumes."""

@@ -15,9 +15,8 @@ docstring with the field report (``shared/seeds``) it follows.
 from __future__ import annotations
 
 import math
-import re
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_by_label, metric_max, metric_sum
 
 # Figures of one concurrency level, as a load generator reports them (seed 000: guidellm 0.6.0;
 # seed 002: bench_serving). Optional ones are summarised when every used run has them.
@@ -40,9 +39,6 @@ K_TIE = 0.02
 ACCEPTANCE_COLLAPSE = 0.5
 
 
-_POSITION_RE = r'^%s\{[^}]*\bposition="(\d+)"[^}]*\}\s+(\S+)\s*$'
-
-
 class BenchError(ValueError):
     """Benchmark input that cannot be decided on; the message names the field and the fix."""
 
@@ -56,10 +52,8 @@ def _number(value, where):
 
 
 def _per_position(text, name):
-    values = {}
-    for position, value in re.findall(_POSITION_RE % re.escape(name), text or "", re.MULTILINE):
-        values[int(position)] = values.get(int(position), 0.0) + float(value)
-    return values
+    return {int(position): value for position, value in metric_by_label(text, name, "position").items()
+            if position.isdigit()}
 
 
 def level_metrics(before, after, names):

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_by_label, metric_max, metric_sum
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
@@ -374,42 +375,6 @@ def record(deployment, observed=None, smoke_answer=None, speculative=None, diges
         "evidence": {"backends": observed, "smoke_answer": str(smoke_answer or "")[:120],
                      "speculative": speculative},
     }
-
-
-_SAMPLE_RE = r"(?m)^%s(?:\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$"
-
-
-def metric_sum(text, name):
-    """Sum of the samples of metric ``name`` in Prometheus text (one per label set); None if absent."""
-    if not name:
-        return None
-    values = [float(v) for v in re.findall(_SAMPLE_RE % re.escape(name), text or "")]
-    return sum(values) if values else None
-
-
-def metric_max(text, name):
-    """Largest sample of metric ``name`` in Prometheus text; None if absent."""
-    if not name:
-        return None
-    values = [float(v) for v in re.findall(_SAMPLE_RE % re.escape(name), text or "")]
-    return max(values) if values else None
-
-
-def metric_by_label(text, name, label):
-    """``{label value: sum of the samples}`` of metric ``name`` in Prometheus text, grouped by one label.
-
-    E.g. vLLM's ``..._per_pos_total{...,position="1"} 3.0`` by ``position``: ``{"1": 3.0}``.
-    Samples without the label are left out; {} if the metric is absent.
-    """
-    grouped = {}
-    if not name:
-        return grouped
-    pattern = r'(?m)^%s\{([^}]*)\} ([0-9.eE+-]+|NaN|[+-]Inf)$' % re.escape(name)
-    for labels, value in re.findall(pattern, text or ""):
-        match = re.search(r'(?:^|,)%s="([^"]*)"' % re.escape(label), labels)
-        if match:
-            grouped[match.group(1)] = grouped.get(match.group(1), 0.0) + float(value)
-    return grouped
 
 
 def acceptance_per_position(metrics, before, after):

@@ -17,7 +17,8 @@ the others (the reason it is dead is in its row).
 """
 from __future__ import annotations
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action, metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
 
 
 def _short(digest):

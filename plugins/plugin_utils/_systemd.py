@@ -1,19 +1,23 @@
 # -*- coding: utf-8 -*-
-# Copyright: inferops.serving contributors
+# Copyright (c) 2026, inferops.serving contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""Values written into systemd unit files, escaped so that each stays one value.
+"""Values written into systemd unit files, and the watchdog unit's sandbox.
 
 systemd reads a unit line by line: a newline in a value starts a new setting (``ExecStartPre=``
 injected by a variable), ``%`` starts a specifier (``%i``, ``%h``), and on an ``Exec*=`` command
 line a word ends at whitespace, ``$`` expands an environment variable and a backslash starts a
-C escape (systemd.service(5) "Command lines", systemd.unit(5) "Specifiers").
+C escape (systemd.service(5) "Command lines", systemd.unit(5) "Specifiers"). systemd_escape()
+writes a value bare where it can (the serving unit), unit_word() always as one double-quoted word
+(the watchdog unit's paths); both refuse what no quoting can carry, naming the variable.
 """
 from __future__ import annotations
 
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 # Control characters: no unit line can carry one (a newline would end the setting).
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
@@ -23,7 +27,11 @@ KINDS = ("exec", "text")
 
 
 class SystemdValueError(ValueError):
-    """A value that no unit file line can carry."""
+    """A value that no unit file line can carry; the message names the variable."""
+
+
+# The watchdog filter's name for the same error.
+SystemdUnitError = SystemdValueError
 
 
 def systemd_escape(value, var="value", kind="exec"):
@@ -54,3 +62,62 @@ def systemd_escape(value, var="value", kind="exec"):
     if _BARE_WORD_RE.fullmatch(text):
         return text
     return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def unit_word(value, variable, exec_arg=False, suffix=""):
+    """``value`` as one double-quoted word of a unit file setting.
+
+    Backslashes and double quotes are escaped, ``%`` doubled (systemd's specifiers), and with
+    ``exec_arg`` (an ``ExecStart=`` argument) ``$`` doubled (its variable expansion). ``suffix`` is
+    appended inside the quotes unescaped, for a specifier the unit means (``/watchdog-%i.json``).
+    Control characters (a newline would start a new setting) are refused, naming ``variable``.
+    """
+    if not isinstance(value, str) or not value:
+        raise SystemdUnitError("%s must be a non-empty string, got %r" % (variable, value))
+    if _CONTROL_RE.search(value):
+        raise SystemdUnitError("%s holds a control character (a newline, a tab, ...): it cannot be written into a "
+                               "systemd unit; use a path without one" % variable)
+    text = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    if exec_arg:
+        text = text.replace("$", "$$")
+    return '"%s%s"' % (text, suffix)
+
+
+def _allowed_address(url, variable):
+    """What IPAddressAllow= needs for the host of ``url``: localhost, an address, or any (a name)."""
+    host = urlsplit(url).hostname if "://" in url else url
+    if host in (None, "", "localhost"):
+        return "localhost"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "any"  # a host name: systemd's allow-list takes addresses only
+    return "localhost" if address.is_loopback else str(address)
+
+
+def watchdog_unit(dirs, docker_host, drop_caches_file=None):
+    """The values of the watchdog unit's template (templates/etc/systemd/system/inferops-watchdog@.service.j2).
+
+    ``dirs``: script_dir, config_dir, state_dir, textfile_dir ("" or None: no textfile) as the
+    role's server_* variables; ``docker_host`` the Docker daemon's address (server_docker_host);
+    ``drop_caches_file`` the file written before a restart on unified memory, None when the
+    watchdog never drops caches. The sandbox lets it write only its state and textfile
+    directories and that file; it keeps CAP_SYS_ADMIN only when it must write /proc/sys.
+    """
+    for key in ("script_dir", "config_dir", "state_dir"):
+        unit_word(dirs.get(key), "server_" + key)
+    writable = [unit_word(dirs["state_dir"], "server_state_dir")]
+    if dirs.get("textfile_dir"):
+        writable.append(unit_word(dirs["textfile_dir"], "server_watchdog_textfile_dir"))
+    if drop_caches_file:
+        writable.append(unit_word(drop_caches_file, "server_drop_caches_file"))
+    allowed = sorted({"localhost", _allowed_address(docker_host, "server_docker_host")})
+    return {
+        "exec_start": "/usr/bin/python3 %s --config %s" % (
+            unit_word(dirs["script_dir"].rstrip("/") + "/inferops_watchdog.py", "server_script_dir", exec_arg=True),
+            unit_word(dirs["config_dir"].rstrip("/"), "server_config_dir", exec_arg=True, suffix="/watchdog-%i.json")),
+        "read_write_paths": " ".join(writable),
+        # Writing /proc/sys/vm/drop_caches needs CAP_SYS_ADMIN, a plain file (the lab's) none.
+        "capabilities": "CAP_SYS_ADMIN" if (drop_caches_file or "").startswith("/proc/sys/") else "",
+        "ip_address_allow": "any" if "any" in allowed else " ".join(allowed),
+    }

@@ -36,6 +36,9 @@ _OPTIONAL = {
     "slow_floor": ("server_watchdog_slow_floor", 0, True, "tokens/s"),
     "slow_window": ("server_watchdog_slow_window", 0, True, "seconds"),
 }
+# option key -> role variable, for the strings the program needs (no default of its own).
+_PATHS = {"docker_host": "server_docker_host", "meminfo_path": "server_meminfo_path",
+          "drop_caches_file": "server_drop_caches_file", "probe_prompt": "server_smoke_prompt"}
 _INTEGERS = ("probe_max_tokens", "restart_budget", "crash_loop_restarts", "log_lines")
 
 
@@ -92,9 +95,13 @@ def watchdog_config(deployment, options):
 
     ``options``: interval, probe_deadline, probe_max_tokens, probe_prompt, restart_budget,
     startup_grace, crash_loop_restarts, crash_loop_window, unified_memory, meminfo_path,
-    drop_caches (server_drop_caches_before_start), drop_caches_file, memory_wait_timeout, slow_floor,
-    slow_fraction, slow_window, docker_host, log_lines; and, when given, state_file and textfile
-    (None: no metrics file), else the plan's ``watchdog`` files.
+    drop_caches_before_start, drop_caches_file, memory_wait_timeout, slow_floor, slow_fraction,
+    slow_window, docker_host, log_lines; and, when given, state_file and textfile (None: no metrics
+    file), else the plan's ``watchdog`` files.
+
+    One spelling end to end: an option and the configuration key the program reads are the role
+    variable's name without its ``server_watchdog_`` (or ``server_``) prefix; their defaults live
+    in the role's defaults/main.yml only, so every one of them is in the file the program reads.
     """
     files = (deployment or {}).get("watchdog") or {}
     errors = []
@@ -105,6 +112,9 @@ def watchdog_config(deployment, options):
             and values["probe_deadline"] >= values["interval"]:
         errors.append("server_watchdog_probe_deadline (%s s) must be shorter than server_watchdog_interval (%s s): "
                       "a probe has to end before the next one starts" % (values["probe_deadline"], values["interval"]))
+    for key, variable in _PATHS.items():
+        if not isinstance(options.get(key), str) or not options[key]:
+            errors.append("%s must be a non-empty string, got %r" % (variable, options.get(key)))
     engine = (deployment or {}).get("engine")
     if engine not in ENGINE_METRICS:
         errors.append("the deployment's engine %r is not one the watchdog knows (%s): it cannot read its metrics"
@@ -120,9 +130,10 @@ def watchdog_config(deployment, options):
     metrics = dict(ENGINE_METRICS[engine])
     metrics.update({k: v for k, v in (deployment.get("metrics") or {}).items() if v})
     floor, floor_source = slow_floor(deployment, values["slow_floor"], values["slow_fraction"])
-    config = {
+    config = dict(values)
+    config.update({
         "container": deployment["container"],
-        "docker_host": options.get("docker_host") or "unix:///var/run/docker.sock",
+        "docker_host": options["docker_host"],
         "engine": engine,
         "served_model_name": deployment["served_model_name"],
         # The probe's API key is read from the 0600 env file at each request, never copied here.
@@ -130,27 +141,18 @@ def watchdog_config(deployment, options):
         "env_file": deployment.get("env_file") if deployment.get("api_key_env") else None,
         "urls": {key: urls[key] for key in ("chat", "health", "metrics")},
         "metrics": {key: metrics.get(key) for key in ("running", "waiting", "generation_tokens", "tokens_counted")},
-        "interval_s": values["interval"],
-        "probe_deadline_s": values["probe_deadline"],
-        "probe_max_tokens": values["probe_max_tokens"],
-        "startup_grace_s": values["startup_grace"],
-        "max_restarts_per_hour": values["restart_budget"],
-        "crash_loop_restarts": values["crash_loop_restarts"],
-        "crash_loop_window_s": values["crash_loop_window"],
         "unified_memory": bool(options.get("unified_memory")),
         "memory_fraction": float(((deployment.get("memory") or {}).get("fraction")) or 0.9),
         "memory_reads": (deployment.get("memory") or {}).get("reads") or "MemAvailable",
-        "drop_caches": bool(options.get("drop_caches")) and bool(options.get("unified_memory")),
-        "drop_caches_path": options.get("drop_caches_file") or "/proc/sys/vm/drop_caches",
-        "meminfo_path": options.get("meminfo_path") or "/proc/meminfo",
-        "memory_wait_timeout_s": values["memory_wait_timeout"],
-        "slow_floor_tps": floor,
+        "drop_caches_before_start": bool(options.get("drop_caches_before_start")) and bool(options.get("unified_memory")),
+        "drop_caches_file": options["drop_caches_file"],
+        "meminfo_path": options["meminfo_path"],
+        "slow_floor": floor,
         "slow_floor_source": floor_source,
-        "slow_window_s": values["slow_window"] or values["interval"],
+        "slow_window": values["slow_window"] or values["interval"],
         "state_file": options.get("state_file") or files.get("state_file"),
         "textfile": (options["textfile"] or None) if "textfile" in options else files.get("textfile"),
-        "log_lines": values["log_lines"],
-    }
-    if options.get("probe_prompt"):
-        config["probe_prompt"] = options["probe_prompt"]
+    })
+    del config["slow_fraction"]  # folded into slow_floor
+    config["probe_prompt"] = options["probe_prompt"]
     return config

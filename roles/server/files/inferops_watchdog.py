@@ -8,14 +8,14 @@ Installed by the inferops.serving server role on every serving host and run by s
 (``inferops-watchdog@<container>.service``, ``python3 inferops_watchdog.py --config FILE``),
 one process per serving container. Python 3.8+ standard library only.
 
-Every ``interval_s`` it proves the engine still generates: the container's state from the
+Every ``interval`` it proves the engine still generates: the container's state from the
 Docker Engine API, ``/health``, ``/metrics``, a real completion (a few tokens, temperature 0,
 the deployment's served model name) with a deadline, ``/metrics`` again. Then it classifies:
 
 * ``healthy``: the completion answered within the deadline.
 * ``busy``: the completion missed its deadline but the engine generated tokens meanwhile
   (a saturated engine queues the probe: never restarted).
-* ``starting``: the container started less than ``startup_grace_s`` ago and does not answer yet.
+* ``starting``: the container started less than ``startup_grace`` ago and does not answer yet.
 * ``suspect`` / ``wedged``: ``/health`` answers 200 but the completion hangs past its deadline
   while the generated-token counter does not move (vLLM 50934's second incident, eugr 260).
   Engines that count tokens per step (vLLM) are wedged at the first such probe; engines that
@@ -23,53 +23,58 @@ the deployment's served model name) with a deadline, ``/metrics`` again. Then it
 * ``dead``: the container is not running, refuses connections after its start-up grace,
   ``/health`` fails, or completions fail with a server error.
 * ``crash_looping``: Docker restarted the container ``crash_loop_restarts`` times within
-  ``crash_loop_window_s`` and it does not serve now.
+  ``crash_loop_window`` and it does not serve now.
 * ``slow``: under load (requests running at every sample of the window) the engine generated
-  fewer than ``slow_floor_tps`` tokens/s over ``slow_window_s``.
+  fewer than ``slow_floor`` tokens/s over ``slow_window``.
 * ``probe_error``: the engine refused the probe itself (HTTP 4xx): a configuration problem,
   reported, never acted on.
 
-``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container through the Docker
-Engine API, at most ``max_restarts_per_hour``; on a unified-memory host (GB10) the container is
-stopped first, the page cache dropped when ``drop_caches`` is set, and started only once the
-unified-memory rule of the role's pre-start check (the same code) lets the engine claim
-``memory_fraction`` x ``MemTotal`` again, judged by the meminfo field the engine reads
-(``memory_reads``), bounded by ``memory_wait_timeout_s``, because a restart loop there leaks unified memory
-until a physical reset. When the budget is spent the watchdog gives up: it stops acting, keeps
-probing and reporting, and the host stays marked unhealthy with the evidence until the
-container is started by someone else (a converge, an operator) and serves again.
+``dead``, ``wedged``, ``crash_looping`` and ``slow`` restart the container (Docker Engine API),
+at most ``restart_budget`` times an hour, the intent written to the state file first (no
+restart it cannot record). On unified memory (GB10) the container is stopped, the page cache
+dropped with ``drop_caches_before_start``, and started only once the role's pre-start rule (the
+same code) lets the engine claim ``memory_fraction`` x ``MemTotal`` again (``memory_reads``,
+within ``memory_wait_timeout``): a restart loop there leaks memory until a physical reset. A
+spent budget gives up: probing and reporting go on, the host stays marked unhealthy with the
+evidence until someone else (a converge, an operator) starts the container and it serves.
 
-Every probe and action goes to the journal (one JSON line on stdout each) and to the state
-file (JSON, bounded history); failures carry the last lines of the container's log and the
-metrics seen. Prometheus metrics go to a node_exporter textfile (written to a temporary file,
-then renamed).
+Every probe and action is a JSON line on stdout (the journal) and goes to the state file
+(0600, bounded history; failures carry the metrics seen and, for the hour, the log's last
+lines); node_exporter textfile metrics are written to a temporary file, then renamed.
+Intervals are measured on the monotonic clock; each request has a total deadline and a size
+cap; systemd hears READY=1 and WATCHDOG=1 (Type=notify, WatchdogSec).
 """
 from __future__ import annotations
 
 import argparse
-import calendar
 import http.client
 import json
 import math
 import os
-import re
 import socket
-import struct
 import sys
 import tempfile
 import time
-from urllib.parse import quote, urlsplit
 
-# The unified-memory rule of the server role's pre-start check, the same code: the server role
-# installs the collection's plugins/module_utils/_unified_memory.py beside this program as
-# inferops_unified_memory.py (the directory of a script run by python3 is on sys.path).
+# The collection's own code, one home each: the server role installs plugins/module_utils/_<name>.py
+# beside this program as inferops_<name>.py (the host_library lookup; the directory of a script
+# run by python3 is on sys.path): the unified-memory rule of the role's pre-start check, the
+# Docker Engine API client of the modules, the Prometheus text parser of the controller and an
+# HTTP request with a total deadline and a size cap.
+from inferops_bounded_http import bounded_request
+from inferops_docker_api import DockerClient, DockerError, parse_docker_time
+from inferops_prometheus import metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
 
 STATE_VERSION = 1
 HISTORY = 60  # probe records kept in the state file
 ACTIONS = 30  # action records kept in the state file
 HOUR = 3600.0
-DOCKER_TIME_RE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$")
+LOG_LINE = 2000  # characters of one log line kept as evidence
+NOTIFY_EVERY = 15.0  # seconds between two WATCHDOG=1 while waiting for the next tick
+# The most the watchdog reads of one answer of the engine: vLLM's /metrics is ~100 KB; a
+# larger answer is not read further (a 1.5 GB /metrics would otherwise be held in memory).
+MAX_ANSWER = 8 << 20
 
 # Outcomes that never call for an action.
 QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
@@ -77,35 +82,26 @@ QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
 FAULTS = ("dead", "wedged", "crash_looping", "slow")
 OUTCOMES = QUIET + FAULTS
 
+# Every setting that has a role variable is required: the server role writes them all
+# (plugins/plugin_utils/_watchdog.py), spelled as the variable without its ``server_watchdog_``
+# or ``server_`` prefix, and its defaults/main.yml is their one home.
 REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": dict, "metrics": dict,
-            "state_file": str}
+            "state_file": str, "docker_host": str, "probe_prompt": str, "meminfo_path": str,
+            "drop_caches_file": str}
+POSITIVE = ("interval", "probe_deadline", "probe_max_tokens", "crash_loop_restarts", "crash_loop_window",
+            "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout")
+NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "memory_wait_timeout", "log_lines")
+# slow_floor may be null (no floor); unified_memory comes from the plan.
+REQUIRED_FLAGS = ("unified_memory", "drop_caches_before_start")
+# Settings of the program alone (no role variable): their one home is here.
 DEFAULTS = {
-    "docker_host": "unix:///var/run/docker.sock",
-    "interval_s": 30.0,
-    "probe_deadline_s": 20.0,
-    "probe_max_tokens": 4,
-    "probe_prompt": "What is 2+2? Answer with just the number.",
-    "startup_grace_s": 1800.0,
-    "max_restarts_per_hour": 3,
-    "stop_timeout_s": 30,
-    "crash_loop_restarts": 2,
-    "crash_loop_window_s": 600.0,
-    "unified_memory": False,
-    "memory_fraction": 0.9,
-    "memory_reads": "MemAvailable",
-    "meminfo_path": "/proc/meminfo",
-    "drop_caches": False,
-    "drop_caches_path": "/proc/sys/vm/drop_caches",
-    "memory_wait_timeout_s": 300.0,
-    "memory_poll_s": 5.0,
-    "slow_floor_tps": None,
-    "slow_window_s": None,  # defaults to interval_s
+    "stop_timeout": 30,
+    "memory_poll": 5.0,
     "slow_min_running": 1,
     "textfile": None,
-    "log_lines": 50,
     # /health and /metrics answer from the API server even when the engine is saturated; a
     # starved host can still be slow to, so they get their own timeout, not the probe's deadline.
-    "http_timeout_s": 10.0,
+    "http_timeout": 10.0,
 }
 
 
@@ -116,7 +112,7 @@ class ConfigError(Exception):
 # ----------------------------------------------------------------------------------- config
 
 def _number(config, key, minimum, strict=True):
-    value = config[key]
+    value = config.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
         raise ConfigError("%s must be a number, got %r" % (key, value))
     if (value <= minimum) if strict else (value < minimum):
@@ -137,6 +133,10 @@ def load_config(data):
     for key, kind in REQUIRED.items():
         if not isinstance(config.get(key), kind) or not config[key]:
             raise ConfigError("%s is required (%s)" % (key, kind.__name__))
+    for key in REQUIRED_FLAGS:
+        if not isinstance(config.get(key), bool):
+            raise ConfigError("%s must be true or false, got %r" % (key, config.get(key)))
+    config.setdefault("slow_floor", None)
     for key in ("chat", "health", "metrics"):
         if not str(config["urls"].get(key) or "").startswith("http://"):
             raise ConfigError("urls.%s must be an http:// URL, got %r" % (key, config["urls"].get(key)))
@@ -145,85 +145,58 @@ def load_config(data):
             raise ConfigError("metrics.%s must name the engine's Prometheus metric" % key)
     if config["metrics"].get("tokens_counted", "step") not in ("step", "finish"):
         raise ConfigError("metrics.tokens_counted must be step or finish")
-    _number(config, "interval_s", 0)
-    _number(config, "probe_deadline_s", 0)
-    if config["probe_deadline_s"] >= config["interval_s"]:
-        raise ConfigError("probe_deadline_s (%s) must be shorter than interval_s (%s)"
-                          % (config["probe_deadline_s"], config["interval_s"]))
-    _number(config, "probe_max_tokens", 0)
-    _number(config, "startup_grace_s", 0, strict=False)
-    _number(config, "max_restarts_per_hour", 0, strict=False)
-    _number(config, "stop_timeout_s", 0, strict=False)
-    _number(config, "crash_loop_restarts", 0)
-    _number(config, "crash_loop_window_s", 0)
-    _number(config, "memory_fraction", 0)
+    for key in POSITIVE + ("slow_floor",) * (config["slow_floor"] is not None):
+        _number(config, key, 0)
+    for key in NOT_NEGATIVE:
+        _number(config, key, 0, strict=False)
+    if config["probe_deadline"] >= config["interval"]:
+        raise ConfigError("probe_deadline (%s) must be shorter than interval (%s)"
+                          % (config["probe_deadline"], config["interval"]))
     if config["memory_fraction"] > 1:
         raise ConfigError("memory_fraction must be at most 1, got %r" % config["memory_fraction"])
-    if config["memory_reads"] not in UNIFIED_READS:
-        raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config["memory_reads"]))
-    if not isinstance(config["drop_caches"], bool):
-        raise ConfigError("drop_caches must be true or false, got %r" % config["drop_caches"])
-    _number(config, "memory_wait_timeout_s", 0, strict=False)
-    _number(config, "memory_poll_s", 0)
-    if config["slow_floor_tps"] is not None:
-        _number(config, "slow_floor_tps", 0)
-    if config["slow_window_s"] is None:
-        config["slow_window_s"] = config["interval_s"]
-    _number(config, "slow_window_s", 0)
-    _number(config, "slow_min_running", 0)
-    _number(config, "log_lines", 0, strict=False)
-    _number(config, "http_timeout_s", 0)
+    if config.get("memory_reads") not in UNIFIED_READS:
+        raise ConfigError("memory_reads must be one of %s, got %r" % (", ".join(UNIFIED_READS), config.get("memory_reads")))
     return config
 
 
-# ---------------------------------------------------------------------- Prometheus text format
+# --------------------------------------------------------------------------- metrics, clocks
+# A moment is {"t": wall-clock epoch, "m": time.monotonic()}: "t" is what the journal and the
+# state show, "m" what intervals are measured with, so that a wall-clock jump neither restarts a
+# loading engine (forward) nor freezes the restart budget (backward). "m" is dropped from a
+# state written before the last boot (load_state), and moments without it fall back to "t".
 
-def _split_sample(line):
-    """``name{labels} value [ts]`` -> (name, value text), or None for a line that is no sample."""
-    if not line or line.startswith("#"):
-        return None
-    brace = line.find("{")
-    space = line.find(" ")
-    if brace != -1 and (space == -1 or brace < space):
-        name = line[:brace]
-        pos, quoted, escaped = brace + 1, False, False
-        while pos < len(line):
-            char = line[pos]
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                quoted = not quoted
-            elif char == "}" and not quoted:
-                break
-            pos += 1
-        rest = line[pos + 1:].split()
-    else:
-        name, rest = line[:space] if space != -1 else line, line[space + 1:].split() if space != -1 else []
-    return (name, rest[0]) if rest else None
-
-
-def parse_metrics(text):
-    """{metric name: sum over its label sets} of a Prometheus text exposition."""
-    values = {}
-    for raw in text.splitlines():
-        parsed = _split_sample(raw.strip())
-        if parsed is None:
-            continue
-        name, value = parsed
-        try:
-            number = float(value)
-        except ValueError:
-            continue
-        values[name] = values.get(name, 0.0) + number
-    return values
+def _moment(now):
+    return dict((k, now[k]) for k in ("t", "m") if k in now) if isinstance(now, dict) else {"t": now}
 
 
 def metrics_point(values, names, now):
-    """One (time, running, generation tokens) sample from parsed metrics; None parts are missing."""
-    return {"t": now, "running": values.get(names["running"]),
-            "tokens": values.get(names["generation_tokens"])}
+    """One (moment, running, generation tokens) sample from parsed metrics; None parts are missing."""
+    point = {"running": values.get(names["running"]), "tokens": values.get(names["generation_tokens"])}
+    point.update(_moment(now))
+    return point
+
+
+def elapsed(earlier, later):
+    """Seconds from moment ``earlier`` to moment ``later`` (numbers are wall-clock moments)."""
+    earlier, later = _moment(earlier), _moment(later)
+    if "m" in earlier and "m" in later:
+        return later["m"] - earlier["m"]
+    return later["t"] - earlier["t"]
+
+
+def container_age(records, sample):
+    """Seconds since the container's start: its age when a probe (of this boot) first saw this
+    start, plus the monotonic time since; the wall clock alone only without such a probe."""
+    container = sample["container"]
+    started = container.get("started_at")
+    if not started:
+        return None
+    for entry in records:
+        seen = entry.get("container") or {}
+        if seen.get("started_at") == started and seen.get("id") == container.get("id") and "m" in entry \
+                and "m" in sample:
+            return entry["t"] - started + elapsed(entry, sample)
+    return sample["t"] - started
 
 
 # --------------------------------------------------------------------------- pure decisions
@@ -235,8 +208,7 @@ def docker_restarts(records, sample, window_s):
     resets it), so an increase between two observations is that many restarts, and a decrease
     means an explicit start happened and the policy restarted it the new value's times since.
     """
-    now = sample["t"]
-    seen = [r["container"] for r in records if now - r["t"] <= window_s and r.get("container")]
+    seen = [r["container"] for r in records if elapsed(r, sample) <= window_s and r.get("container")]
     seen.append(sample["container"])
     counts = [c.get("restart_count") or 0 for c in seen if c.get("exists")]
     total = 0
@@ -257,25 +229,26 @@ def _consecutive(records, outcomes):
 
 def decode_rate(records, sample, config):
     """Tokens/s over the slow window when under load at every point of it, else None."""
-    now, window = sample["t"], config["slow_window_s"]
-    points = [p for r in records for p in r.get("points", []) if now - p["t"] <= window * 1.5]
+    window = config["slow_window"]
+    points = [p for r in records for p in r.get("points", []) if 0 <= elapsed(p, sample) <= window * 1.5]
     points += sample.get("points", [])
     points = [p for p in points if p.get("tokens") is not None and p.get("running") is not None]
     if len(points) < 2:
         return None
-    points.sort(key=lambda p: p["t"])
+    origin = points[0]
+    points.sort(key=lambda p: elapsed(origin, p))
     # The newest point at least a window before the last one anchors the rate.
     last = points[-1]
-    anchors = [p for p in points if last["t"] - p["t"] >= window]
+    anchors = [p for p in points if elapsed(p, last) >= window]
     if not anchors:
         return None
     first = anchors[-1]
-    span = [p for p in points if p["t"] >= first["t"]]
+    span = [p for p in points if elapsed(first, p) >= 0]
     if any(p["running"] < config["slow_min_running"] for p in span):
         return None
     if last["tokens"] < first["tokens"]:  # the counter restarted with the engine
         return None
-    return (last["tokens"] - first["tokens"]) / (last["t"] - first["t"])
+    return (last["tokens"] - first["tokens"]) / elapsed(first, last)
 
 
 def classify(records, sample, config):
@@ -289,7 +262,7 @@ def classify(records, sample, config):
     """
     container, health, probe = sample["container"], sample.get("health") or {}, sample.get("probe") or {}
     points = sample.get("points") or []
-    facts = {"docker_restarts": docker_restarts(records, sample, config["crash_loop_window_s"])}
+    facts = {"docker_restarts": docker_restarts(records, sample, config["crash_loop_window"])}
     looping = facts["docker_restarts"] >= config["crash_loop_restarts"]
 
     def verdict(outcome, reason):
@@ -312,16 +285,15 @@ def classify(records, sample, config):
                                     ", OOM-killed" if container.get("oom_killed") else ""))
         if looping:
             return verdict("crash_looping", "Docker restarted the container %d times within %d s; now %s"
-                           % (facts["docker_restarts"], config["crash_loop_window_s"], state))
+                           % (facts["docker_restarts"], config["crash_loop_window"], state))
         return verdict("dead", "container %s is not running: %s" % (config["container"], state))
-    started = container.get("started_at")
-    age = sample["t"] - started if started else None
+    age = container_age(records, sample)
     facts["started_s_ago"] = age
-    in_grace = age is not None and age < config["startup_grace_s"]
+    in_grace = age is not None and age < config["startup_grace"]
     if health.get("timed_out") and not in_grace:
         # An API server that does not answer /health at all is hung, or the host is starved:
         # wedged only when it happens on consecutive probes.
-        return confirm("/health did not answer within %s s" % config["http_timeout_s"], 2)
+        return confirm("/health did not answer within %s s" % config["http_timeout"], 2)
     if health.get("status") != 200:
         answer = ("/health answered %s" % health["status"]) if health.get("status") else (
             "/health: %s" % (health.get("error") or "no answer"))
@@ -329,15 +301,15 @@ def classify(records, sample, config):
             return verdict("starting", "started %d s ago, %s" % (age, answer))
         if looping:
             return verdict("crash_looping", "Docker restarted the container %d times within %d s; %s"
-                           % (facts["docker_restarts"], config["crash_loop_window_s"], answer))
+                           % (facts["docker_restarts"], config["crash_loop_window"], answer))
         return verdict("dead", answer)
     if probe.get("ok"):
         rate = decode_rate(records, sample, config)
         facts["decode_tps"] = rate
-        floor = config.get("slow_floor_tps")
+        floor = config.get("slow_floor")
         if floor is not None and rate is not None and rate < floor:
             return verdict("slow", "generated %.1f tokens/s over %d s under load, floor %.1f"
-                           % (rate, config["slow_window_s"], floor))
+                           % (rate, config["slow_window"], floor))
         return verdict("healthy", "completion of %s token(s) in %.2f s" % (probe.get("tokens"), probe.get("latency_s")))
     status = probe.get("status")
     if status is not None and 400 <= status < 500:
@@ -358,17 +330,19 @@ def classify(records, sample, config):
         facts["running"] = after.get("running")
         if after["tokens"] > before["tokens"]:
             return verdict("busy", "the completion missed its %s s deadline while the engine generated %d tokens"
-                           % (config["probe_deadline_s"], after["tokens"] - before["tokens"]))
+                           % (config["probe_deadline"], after["tokens"] - before["tokens"]))
         frozen = "while %s request(s) ran the generated-token counter stayed at %d" % (
             after.get("running"), after["tokens"])
     else:
         frozen, needed = "and /metrics gave no generated-token counter", 2
     return confirm("/health answers 200 but the completion hung past its %s s deadline %s"
-                   % (config["probe_deadline_s"], frozen), needed)
+                   % (config["probe_deadline"], frozen), needed)
 
 
 def restarts_in_last_hour(actions, now):
-    return [a for a in actions if a.get("kind") == "restart" and now - a["t"] < HOUR]
+    """The restarts (made or only intended) of the rolling hour before moment ``now``; on the wall
+    clock alone (a state from before a reboot) one stamped in the future counts for an hour at most."""
+    return [a for a in actions if a.get("kind") == "restart" and -HOUR < elapsed(a, now) < HOUR]
 
 
 def budget_left(actions, budget, now):
@@ -391,10 +365,10 @@ def decide_action(state, verdict, config, now):
     container = verdict.get("container") or {}
     if container.get("restarting"):
         return {"action": "wait", "reason": "Docker's restart policy is restarting the container"}
-    left = budget_left(state.get("actions", []), config["max_restarts_per_hour"], now)
+    left = budget_left(state.get("actions", []), config["restart_budget"], now)
     if left <= 0:
         return {"action": "give_up", "reason": "%s, and the restart budget (%d per hour) is spent: %s"
-                % (outcome, config["max_restarts_per_hour"], verdict["reason"])}
+                % (outcome, config["restart_budget"], verdict["reason"])}
     return {"action": "restart", "reason": "%s: %s" % (outcome, verdict["reason"]),
             "stop_first": bool(container.get("running")), "wait_for_memory": bool(config["unified_memory"]),
             "budget_left_after": left - 1}
@@ -419,12 +393,15 @@ def new_state(config):
 def record(state, sample, verdict, decision, action, now):
     """The state after one probe (a new dict; ``state`` is not changed)."""
     state = json.loads(json.dumps(state))
+    moment = _moment(now)
+    now = moment["t"]
     outcome = verdict["outcome"]
     probe = sample.get("probe") or {}
     entry = {"t": now, "outcome": outcome, "reason": verdict["reason"], "action": decision["action"],
              "latency_s": probe.get("latency_s"), "points": sample.get("points") or [],
              "container": {k: sample["container"].get(k) for k in ("exists", "running", "id", "started_at",
                                                                    "restart_count")}}
+    entry.update(moment)
     state["records"] = (state.get("records", []) + [entry])[-HISTORY:]
     counters = state.setdefault("counters", {"probes": 0, "wedges": 0, "restarts": 0})
     counters["probes"] = counters.get("probes", 0) + 1
@@ -437,6 +414,11 @@ def record(state, sample, verdict, decision, action, now):
         if action.get("kind") == "give_up":
             state["gave_up"] = {"t": now, "reason": action["reason"], "evidence": action.get("evidence"),
                                 "container_id": sample["container"].get("id")}
+    # The container's log is evidence while the budget still counts the action (the journal has
+    # every line for good): older actions keep their verdict and metrics, not the log.
+    for old in state.get("actions", []):
+        if elapsed(old, moment) >= HOUR:
+            (old.get("evidence") or {}).pop("log_tail", None)
     if outcome == "healthy":
         state["last_success"] = now
         if state.get("gave_up") and restarted_by_hand(state["gave_up"], sample["container"]):
@@ -459,7 +441,7 @@ def _label(value):
     return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def render_textfile(state, config, now):
+def render_textfile(state, config, now, state_write_failed=False):
     """node_exporter textfile collector content (Prometheus text format 0.0.4)."""
     labels = 'container="%s"' % _label(config["container"])
     last = (state.get("records") or [{}])[-1]
@@ -487,9 +469,12 @@ def render_textfile(state, config, now):
     metric("inferops_watchdog_restarts_total", "counter", "Container restarts made by the watchdog.",
            counters.get("restarts", 0))
     metric("inferops_watchdog_restart_budget_remaining", "gauge", "Restarts still allowed in the rolling hour.",
-           budget_left(state.get("actions", []), config["max_restarts_per_hour"], now))
+           budget_left(state.get("actions", []), config["restart_budget"], now))
     metric("inferops_watchdog_gave_up", "gauge", "1 when the budget was spent and the watchdog stopped acting.",
            1 if state.get("gave_up") else 0)
+    metric("inferops_watchdog_state_write_failed", "gauge",
+           "1 when the state file could not be written: the watchdog refuses to restart until it can.",
+           1 if state_write_failed else 0)
     metric("inferops_watchdog_last_success_timestamp_seconds", "gauge",
            "Unix time of the last healthy probe (0: none yet).", state.get("last_success") or 0)
     return "\n".join(out) + "\n"
@@ -507,94 +492,29 @@ def _iso(epoch):
 
 # ------------------------------------------------------------------------------------ I/O
 
-class UnixHTTPConnection(http.client.HTTPConnection):
-    """HTTP over a unix socket (the Docker daemon's)."""
-
-    def __init__(self, path, timeout):
-        http.client.HTTPConnection.__init__(self, "localhost", timeout=timeout)
-        self.socket_path = path
-
-    def connect(self):
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.socket_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-class DockerError(Exception):
-    """The Docker daemon could not be reached or answered an error."""
-
-
-def demux(data):
-    """The payload of Docker's multiplexed log stream (8-byte frame headers), or ``data`` as is."""
-    out, pos = [], 0
-    while len(data) - pos >= 8 and data[pos] in (0, 1, 2) and data[pos + 1:pos + 4] == b"\0\0\0":
-        size = struct.unpack(">I", data[pos + 4:pos + 8])[0]
-        out.append(data[pos + 8:pos + 8 + size])
-        pos += 8 + size
-    return b"".join(out) if out else data
-
-
-def parse_docker_time(text):
-    """RFC 3339 with nanoseconds (``2026-11-29T15:37:01.123456789Z``) -> epoch seconds; None for
-    Docker's zero time (``0001-01-01T00:00:00Z``) or anything else."""
-    match = DOCKER_TIME_RE.match(text or "")
-    if not match or match.group(1) == "0001":
-        return None
-    epoch = float(calendar.timegm(tuple(int(match.group(i)) for i in range(1, 7)) + (0, 0, 0)))
-    if match.group(7):
-        epoch += float("0." + match.group(7))
-    zone = match.group(8)
-    if zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        epoch -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
-    return epoch
-
-
 class Host(object):
     """What the watchdog reads and does on the host: Docker Engine API, the engine's HTTP API,
     /proc/meminfo. The unit tests replace it with a fake of the same methods."""
 
     def __init__(self, config):
         self.config = config
-        parts = urlsplit(config["docker_host"])
-        if parts.scheme not in ("unix", "tcp", "http"):
-            raise ConfigError("docker_host %s: only unix:// and tcp:// (without TLS) are supported"
-                              % config["docker_host"])
-        self.docker = parts
-
-    # Docker Engine API -------------------------------------------------------------------
-    def _docker(self, method, path, timeout=30.0):
-        if self.docker.scheme == "unix":
-            conn = UnixHTTPConnection(self.docker.path, timeout)
-        else:
-            conn = http.client.HTTPConnection(self.docker.hostname, self.docker.port or 2375, timeout=timeout)
+        self.tty = False
         try:
-            conn.request(method, path, headers={"Host": "docker", "Content-Length": "0"} if method != "GET" else
-                         {"Host": "docker"})
-            response = conn.getresponse()
-            return response.status, response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise DockerError("Docker daemon at %s: %s %s failed: %s" % (self.config["docker_host"], method, path, exc))
-        finally:
-            conn.close()
+            self.docker = DockerClient(config["docker_host"])
+        except DockerError as exc:
+            raise ConfigError(str(exc)) from exc
 
-    def _container_path(self, suffix=""):
-        return "/containers/%s%s" % (quote(self.config["container"], safe=""), suffix)
-
+    # Docker Engine API (the collection's client) -------------------------------------------
     def inspect(self):
         """The container's state as the classifier wants it."""
-        status, body = self._docker("GET", self._container_path("/json"))
-        if status == 404:
-            return {"exists": False}
-        if status != 200:
-            raise DockerError("inspect %s: Docker answered %s" % (self.config["container"], status))
-        info = json.loads(body.decode("utf-8"))
+        try:
+            info = self.docker.inspect(self.config["container"])
+        except DockerError as exc:
+            if exc.status == 404:
+                return {"exists": False}
+            raise
         state = info.get("State") or {}
+        self.tty = bool((info.get("Config") or {}).get("Tty"))
         return {"exists": True, "id": (info.get("Id") or "")[:12], "running": bool(state.get("Running")),
                 "restarting": bool(state.get("Restarting")), "status": state.get("Status"),
                 "exit_code": state.get("ExitCode"), "oom_killed": bool(state.get("OOMKilled")),
@@ -603,20 +523,17 @@ class Host(object):
                 "restart_count": int(info.get("RestartCount") or 0)}
 
     def log_tail(self, lines):
-        status, body = self._docker("GET", self._container_path(
-            "/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % lines))
-        if status != 200:
-            return ["(Docker answered %s to the log request)" % status]
-        return demux(body).decode("utf-8", "replace").splitlines()[-lines:]
+        return self.docker.log_tail(self.config["container"], lines, self.tty)
 
     def lifecycle(self, verb, timeout=None):
-        """POST /containers/{name}/{start|stop|restart}; 204 done, 304 already in that state."""
-        query = "?t=%d" % timeout if timeout is not None else ""
-        status, body = self._docker("POST", self._container_path("/%s%s" % (verb, query)),
-                                    timeout=30.0 + (timeout or 0))
-        if status not in (204, 304):
-            raise DockerError("%s %s: Docker answered %s: %s" % (verb, self.config["container"], status,
-                                                                 body[:300].decode("utf-8", "replace")))
+        """Start, stop (SIGKILL after ``timeout`` s) or restart the container; already so is fine."""
+        container = self.config["container"]
+        if verb == "start":
+            self.docker.start(container)
+        elif verb == "stop":
+            self.docker.stop(container, timeout)
+        else:
+            self.docker.restart(container, timeout)
 
     # The engine's HTTP API -------------------------------------------------------------------
     def api_key(self):
@@ -639,25 +556,21 @@ class Host(object):
         return None
 
     def http(self, method, url, body=None, timeout=5.0):
-        """(status, body text) of one request; raises socket.timeout / OSError / HTTPException."""
-        parts = urlsplit(url)
-        conn = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-        try:
-            data = json.dumps(body).encode("utf-8") if body is not None else None
-            headers = {"Content-Type": "application/json"} if data is not None else {}
-            key = self.api_key()
-            if key:
-                headers["Authorization"] = "Bearer " + key
-            conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), body=data, headers=headers)
-            response = conn.getresponse()
-            return response.status, response.read().decode("utf-8", "replace")
-        finally:
-            conn.close()
+        """(status, body text) of one request that ends within ``timeout`` s in all (not per read:
+        an answer trickling a byte at a time is cut at the deadline) and reads at most
+        MAX_ANSWER bytes; raises socket.timeout / OSError / HTTPException (AnswerTooLarge)."""
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        key = self.api_key()
+        if key:
+            headers["Authorization"] = "Bearer " + key
+        status, answer = bounded_request(method, url, data, headers, timeout, MAX_ANSWER)
+        return status, answer.decode("utf-8", "replace")
 
     def drop_caches(self):
         """Write back dirty pages, then drop the clean page cache (sync; echo 1 > drop_caches)."""
         os.sync()
-        with open(self.config["drop_caches_path"], "w", encoding="ascii") as handle:
+        with open(self.config["drop_caches_file"], "w", encoding="ascii") as handle:
             handle.write("1\n")
 
     def read_meminfo(self):
@@ -669,14 +582,14 @@ def _error_text(exc):
     return "%s: %s" % (type(exc).__name__, exc) if str(exc) else type(exc).__name__
 
 
-def observe(host, config, clock=time.time):
+def observe(host, config, clock=time.time, monotonic=time.monotonic):
     """One probe's observations (see classify) and the raw metrics kept as evidence."""
-    sample = {"t": clock(), "container": host.inspect(), "health": {}, "probe": {}, "points": []}
+    sample = {"t": clock(), "m": monotonic(), "container": host.inspect(), "health": {}, "probe": {}, "points": []}
     if not sample["container"].get("running"):
         return sample, None
     urls, names = config["urls"], config["metrics"]
     try:
-        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout_s"])[0]
+        sample["health"]["status"] = host.http("GET", urls["health"], timeout=config["http_timeout"])[0]
     except socket.timeout as exc:
         sample["health"]["error"], sample["health"]["timed_out"] = _error_text(exc), True
         return sample, None
@@ -687,34 +600,34 @@ def observe(host, config, clock=time.time):
 
     def metrics():
         try:
-            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout_s"])
+            status, text = host.http("GET", urls["metrics"], timeout=config["http_timeout"])
         except (OSError, http.client.HTTPException):
             return
         if status == 200:
-            values = parse_metrics(text)
+            values = metric_sums(text)
             seen.update({k: v for k, v in values.items() if k in (names["running"], names["generation_tokens"],
                                                                   names.get("waiting"))})
-            sample["points"].append(metrics_point(values, names, clock()))
+            sample["points"].append(metrics_point(values, names, {"t": clock(), "m": monotonic()}))
 
     metrics()
     body = {"model": config["served_model_name"], "temperature": 0, "max_tokens": config["probe_max_tokens"],
             "messages": [{"role": "user", "content": config["probe_prompt"]}]}
-    started = clock()
+    started = monotonic()
     probe = sample["probe"]
     try:
-        status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline_s"])
-        probe["latency_s"] = round(clock() - started, 3)
+        status, text = host.http("POST", urls["chat"], body, timeout=config["probe_deadline"])
+        probe["latency_s"] = round(monotonic() - started, 3)
         if status == 200:
             usage = (json.loads(text).get("usage") or {})
             probe["tokens"] = usage.get("completion_tokens")
-            probe["ok"] = probe["latency_s"] <= config["probe_deadline_s"]
+            probe["ok"] = probe["latency_s"] <= config["probe_deadline"]
             probe["timed_out"] = not probe["ok"]
         else:
             probe["status"], probe["error"] = status, text[:300]
     except socket.timeout:
-        probe["latency_s"], probe["timed_out"] = round(clock() - started, 3), True
+        probe["latency_s"], probe["timed_out"] = round(monotonic() - started, 3), True
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        probe["latency_s"], probe["error"] = round(clock() - started, 3), _error_text(exc)
+        probe["latency_s"], probe["error"] = round(monotonic() - started, 3), _error_text(exc)
     metrics()
     return sample, seen
 
@@ -725,7 +638,7 @@ def evidence(host, config, sample, metrics_seen):
              "metrics": metrics_seen, "points": sample.get("points")}
     if sample["container"].get("exists") and config["log_lines"]:
         try:
-            found["log_tail"] = host.log_tail(config["log_lines"])
+            found["log_tail"] = [line[:LOG_LINE] for line in host.log_tail(config["log_lines"])]
         except DockerError as exc:
             found["log_tail"] = ["(%s)" % exc]
     return found
@@ -737,7 +650,7 @@ def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sle
     Only held memory comes back by waiting: a host where only the page cache is in the way and
     the engine reads MemFree (``refuse``) ends the wait at once.
     """
-    deadline = clock() + config["memory_wait_timeout_s"]
+    deadline = clock() + config["memory_wait_timeout"]
     while True:
         try:
             verdict = unified_memory_verdict(meminfo_fields(host.read_meminfo()), config["memory_fraction"],
@@ -748,8 +661,9 @@ def wait_for_memory(host, config, dropped=False, clock=time.time, sleep=time.sle
             return {"enough": not verdict["short"], "action": verdict["action"],
                     "mem_free_kib": verdict.get("mem_free_kib"), "mem_available_kib": verdict.get("mem_available_kib"),
                     "needed_kib": verdict.get("needed_kib"), "message": verdict["message"],
-                    "waited_s": round(clock() + config["memory_wait_timeout_s"] - deadline, 1)}
-        sleep(config["memory_poll_s"])
+                    "waited_s": round(clock() + config["memory_wait_timeout"] - deadline, 1)}
+        sd_notify("WATCHDOG=1")
+        sleep(config["memory_poll"])
 
 
 def restart(host, config, decision, clock=time.time, sleep=time.sleep):
@@ -758,14 +672,14 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
     try:
         if not decision["wait_for_memory"]:
             host.lifecycle("restart" if decision["stop_first"] else "start",
-                           config["stop_timeout_s"] if decision["stop_first"] else None)
+                           config["stop_timeout"] if decision["stop_first"] else None)
             return "started", details
         if decision["stop_first"]:
-            host.lifecycle("stop", config["stop_timeout_s"])
-        if config["drop_caches"]:
+            host.lifecycle("stop", config["stop_timeout"])
+        if config["drop_caches_before_start"]:
             host.drop_caches()
             details["dropped_caches"] = True
-        details["memory"] = wait_for_memory(host, config, config["drop_caches"], clock, sleep)
+        details["memory"] = wait_for_memory(host, config, config["drop_caches_before_start"], clock, sleep)
         if not details["memory"]["enough"]:
             return "memory_not_back", details
         host.lifecycle("start")
@@ -775,14 +689,14 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
         return "failed", details
 
 
-def write_atomic(path, text):
+def write_atomic(path, text, mode=0o644):
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
-        os.chmod(temp, 0o644)
+        os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
         if os.path.exists(temp):
@@ -790,15 +704,76 @@ def write_atomic(path, text):
         raise
 
 
-def load_state(config):
+def _moments(items):
+    return isinstance(items, list) and all(
+        isinstance(item, dict) and isinstance(item.get("t"), (int, float)) and not isinstance(item.get("t"), bool)
+        for item in items)
+
+
+def state_problem(state, config):
+    """Why a parsed state file cannot be used (a sentence), or None."""
+    if not isinstance(state, dict):
+        return "it holds a JSON %s, not an object" % type(state).__name__
+    if state.get("version") != STATE_VERSION or state.get("container") != config["container"]:
+        return "it is of another version or container"
+    if not _moments(state.get("records")) or not _moments(state.get("actions")):
+        return "its records or actions are not lists of timed entries"
+    if not all(_moments(entry.get("points", [])) for entry in state["records"]):
+        return "its metrics points are not timed entries"
+    if not isinstance(state.get("counters"), dict) or not (state.get("gave_up") is None or _moments([state["gave_up"]])):
+        return "its counters or give-up mark are not of the expected shape"
+    return None
+
+
+def load_state(config, boot=None, out=None):
+    """The state file, or a new state when it is missing or not of the expected shape (a warning
+    on the journal: a bad file must not end the program, systemd would restart it in a loop).
+
+    ``boot`` (the kernel's boot_id): monotonic times ("m") from another boot are dropped.
+    """
     try:
         with open(config["state_file"], encoding="utf-8") as handle:
             state = json.load(handle)
-        if state.get("version") == STATE_VERSION and state.get("container") == config["container"]:
-            return state
-    except (OSError, ValueError):
-        pass
-    return new_state(config)
+        problem = state_problem(state, config)
+    except FileNotFoundError:
+        return dict(new_state(config), boot=boot)
+    except (OSError, ValueError, RecursionError) as exc:
+        problem = "it cannot be read: %s" % _error_text(exc)
+    if problem:
+        journal({"container": config["container"], "level": "warning", "state_file": config["state_file"],
+                 "message": "state file ignored, starting afresh: %s" % problem}, out)
+        return dict(new_state(config), boot=boot)
+    if state.get("boot") != boot:
+        for item in state["records"] + state["actions"] + [p for r in state["records"] for p in r.get("points", [])]:
+            item.pop("m", None)
+    state["boot"] = boot
+    return state
+
+
+def boot_id(path="/proc/sys/kernel/random/boot_id"):
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+def sd_notify(message, env=None):
+    """Tell systemd ``message`` (READY=1, WATCHDOG=1) over $NOTIFY_SOCKET; False without one."""
+    address = (os.environ if env is None else env).get("NOTIFY_SOCKET")
+    if not address or address[0] not in "/@":
+        return False
+    if address[0] == "@":
+        address = "\0" + address[1:]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.connect(address)
+        sock.sendall(message.encode("utf-8"))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
 
 
 def journal(line, out=None):
@@ -808,19 +783,42 @@ def journal(line, out=None):
     out.flush()
 
 
-def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True):
+def save(config, state, now, out=None):
+    """Write the state file, then the textfile; the error text of a failed state write, else None.
+
+    Never raises: a full disk must not crash the program (systemd would restart it and the
+    restart it just made would be forgotten). A failed write is reported on the journal and, when
+    the textfile can still be written, as ``inferops_watchdog_state_write_failed 1``.
+    """
+    error = None
+    try:
+        write_atomic(config["state_file"], json.dumps(state, indent=1, sort_keys=True) + "\n", 0o600)
+    except (OSError, ValueError) as exc:
+        error = _error_text(exc)
+        journal({"container": config["container"], "level": "error", "state_write_failed": error,
+                 "state_file": config["state_file"]}, out)
+    if config.get("textfile"):
+        try:
+            write_atomic(config["textfile"], render_textfile(state, config, now, state_write_failed=bool(error)))
+        except (OSError, ValueError) as exc:
+            journal({"container": config["container"], "level": "error", "textfile_write_failed": _error_text(exc)},
+                    out)
+    return error
+
+
+def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=True, monotonic=time.monotonic):
     """One probe, its verdict, its action; returns the new state (also written to disk).
 
     ``act=False`` (``--once``) probes and reports what it would do, changing nothing.
     """
     try:
-        sample, seen = observe(host, config, clock)
+        sample, seen = observe(host, config, clock, monotonic)
     except DockerError as exc:
-        sample, seen = {"t": clock(), "container": {"exists": False, "error": str(exc)}}, None
+        sample, seen = {"t": clock(), "m": monotonic(), "container": {"exists": False, "error": str(exc)}}, None
         verdict = {"outcome": "probe_error", "reason": str(exc), "facts": {}, "container": {}}
     else:
         verdict = classify(state.get("records", []), sample, config)
-    now = sample["t"]
+    now = _moment(sample)
     decision = decide_action(state, verdict, config, now)
     action = None
     if not act:
@@ -829,11 +827,20 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         state = dict(state, status="healthy" if verdict["outcome"] in ("healthy", "busy") else "unhealthy")
         return state
     if decision["action"] in ("restart", "give_up"):
-        action = {"t": now, "kind": decision["action"], "outcome": verdict["outcome"], "reason": decision["reason"],
-                  "evidence": evidence(host, config, sample, seen)}
+        action = dict(now, kind=decision["action"], outcome=verdict["outcome"], reason=decision["reason"],
+                      evidence=evidence(host, config, sample, seen))
         if decision["action"] == "restart":
-            action["result"], details = restart(host, config, decision, clock, sleep)
-            action.update(details)
+            # The intent first: a restart the state file does not hold is one the budget forgets
+            # (a crash or a full disk after it, systemd restarts the program, and it restarts again).
+            error = save(config, record(state, sample, verdict, decision, dict(action, result="intended"), now),
+                         {"t": clock(), "m": monotonic()}, out)
+            if error is None:
+                action["result"], details = restart(host, config, decision, monotonic, sleep)
+                action.update(details)
+            else:
+                decision = {"action": "refused", "reason": "not restarting: the state file cannot record the "
+                            "restart, so the restart budget could not hold (%s)" % error}
+                action = None
     line = {"container": config["container"], "outcome": verdict["outcome"], "reason": verdict["reason"],
             "action": decision["action"], "latency_s": (sample.get("probe") or {}).get("latency_s"),
             "facts": verdict["facts"]}
@@ -843,12 +850,33 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
         line["evidence"] = action["evidence"]
         line["result"] = action.get("result")
         line.update({k: action[k] for k in ("memory", "error") if k in action})
+    if decision["action"] == "refused":
+        line["level"] = "error"
     journal(line, out)
     state = record(state, sample, verdict, decision, action, now)
-    write_atomic(config["state_file"], json.dumps(state, indent=1, sort_keys=True) + "\n")
-    if config.get("textfile"):
-        write_atomic(config["textfile"], render_textfile(state, config, clock()))
+    save(config, state, {"t": clock(), "m": monotonic()}, out)
     return state
+
+
+def run(host, config, state, once=False, clock=time.time, monotonic=time.monotonic, sleep=time.sleep, out=None):
+    """The program's loop: a tick every ``interval`` s; with ``once``, one tick and its exit status.
+
+    systemd (Type=notify, WatchdogSec) hears READY=1 once, then WATCHDOG=1 after every tick and
+    at least every NOTIFY_EVERY s of the wait between ticks: a program that hangs is restarted.
+    """
+    sd_notify("READY=1")
+    while True:
+        started = monotonic()
+        state = tick(host, config, state, clock, sleep, out, act=not once, monotonic=monotonic)
+        if once:
+            return 0 if state["status"] == "healthy" else 1
+        sd_notify("WATCHDOG=1")
+        while True:
+            left = config["interval"] - (monotonic() - started)
+            if left <= 0:
+                break
+            sleep(min(left, NOTIFY_EVERY))
+            sd_notify("WATCHDOG=1")
 
 
 def main(argv=None):
@@ -861,16 +889,11 @@ def main(argv=None):
         with open(args.config, encoding="utf-8") as handle:
             config = load_config(json.load(handle))
         host = Host(config)
-    except (OSError, ValueError, ConfigError) as exc:
-        sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, exc))
+    except (OSError, ValueError, RecursionError, ConfigError) as exc:
+        # Exit status 2: the unit's RestartPreventExitStatus, a restart cannot fix the file.
+        sys.stderr.write("inferops-watchdog: %s: %s\n" % (args.config, _error_text(exc)))
         return 2
-    state = load_state(config)
-    while True:
-        started = time.monotonic()
-        state = tick(host, config, state, act=not args.once)
-        if args.once:
-            return 0 if state["status"] == "healthy" else 1
-        time.sleep(max(config["interval_s"] - (time.monotonic() - started), 0.0))
+    return run(host, config, load_state(config, boot_id()), args.once)
 
 
 if __name__ == "__main__":

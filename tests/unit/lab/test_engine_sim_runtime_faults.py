@@ -10,6 +10,7 @@ import time
 import urllib.error
 
 import pytest
+from ansible_collections.inferops.serving.tests.unit.watchdog.watchdog_program import base_config
 from engine_sim_cases import (GB10_ROWS, RTX_PRO_6000_ROWS, SEED000_ENV, SEED000_MODEL, SEED002_ARGS, SEED002_ENV,
                               replace_value, seed000_args)
 from test_engine_sim_process import Sim, chat, free_port, request, wait_ready
@@ -56,12 +57,10 @@ def watchdog_probe(wd_program):
     ``port``, its container reported running for an hour (no Docker here)."""
     def probe(port, records=(), **changes):
         base = "http://127.0.0.1:%d" % port
-        config = {"container": "inferops-serving", "engine": "vllm", "served_model_name": SEED000_MODEL,
-                  "urls": {"chat": base + "/v1/chat/completions", "health": base + "/health",
-                           "metrics": base + "/metrics"},
-                  "metrics": {"running": "vllm:num_requests_running", "generation_tokens": "vllm:generation_tokens_total",
-                              "tokens_counted": "step"},
-                  "interval_s": 5, "probe_deadline_s": 2, "state_file": "/nonexistent/state.json"}
+        config = base_config(served_model_name=SEED000_MODEL, unified_memory=False, slow_floor=None,
+                             urls={"chat": base + "/v1/chat/completions", "health": base + "/health",
+                                   "metrics": base + "/metrics"},
+                             interval=5, probe_deadline=2, state_file="/nonexistent/state.json")
         config.update(changes)
         config = wd_program.load_config(config)
 

@@ -118,8 +118,8 @@ class FakeHost(object):
 def run_ticks(wd, cfg, host, clock, count, out):
     state = wd.new_state(cfg)
     for dummy in range(count):
-        state = wd.tick(host, cfg, state, clock, clock.sleep, out)
-        clock.sleep(cfg["interval_s"])
+        state = wd.tick(host, cfg, state, clock, clock.sleep, out, monotonic=clock)
+        clock.sleep(cfg["interval"])
     return state
 
 
@@ -153,7 +153,7 @@ def test_healthy_engine_is_left_alone(wd, setup, capsys):
 
 def test_wedged_engine_is_restarted_after_the_memory_came_back(wd, setup, capsys):
     # MemAvailable low right after the stop (the old engine's memory still held), then back.
-    cfg, host, clock = setup("wedged", meminfo=(10485760, 10485760, 120000000), memory_poll_s=5)
+    cfg, host, clock = setup("wedged", meminfo=(10485760, 10485760, 120000000), memory_poll=5)
     state = run_ticks(wd, cfg, host, clock, 1, None)
     assert host.calls == [("logs", 50), ("stop", 30), ("start", None)]
     action = state["actions"][-1]
@@ -171,7 +171,7 @@ def test_wedged_engine_is_restarted_after_the_memory_came_back(wd, setup, capsys
 
 
 def test_memory_that_does_not_come_back_is_never_started_into(wd, setup):
-    cfg, host, clock = setup("wedged", meminfo=(10485760,), memory_wait_timeout_s=30, max_restarts_per_hour=2)
+    cfg, host, clock = setup("wedged", meminfo=(10485760,), memory_wait_timeout=30, restart_budget=2)
     state = run_ticks(wd, cfg, host, clock, 4, None)
     assert ("start", None) not in host.calls and ("restart", 30) not in host.calls
     assert [a["result"] for a in state["actions"] if a["kind"] == "restart"] == ["memory_not_back"] * 2
@@ -185,7 +185,7 @@ WEIGHTS_CACHED = 73400320
 
 
 def test_restart_drops_the_page_cache_when_configured(wd, setup):
-    cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, drop_caches=True,
+    cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, drop_caches_before_start=True,
                              memory_reads="MemFree")
     state = run_ticks(wd, cfg, host, clock, 1, None)
     assert host.calls == [("logs", 50), ("stop", 30), ("drop_caches", None), ("start", None)]
@@ -197,7 +197,7 @@ def test_restart_drops_the_page_cache_when_configured(wd, setup):
 def test_an_engine_reading_memfree_is_not_started_into_page_cache(wd, setup):
     # Waiting does not shrink the page cache: the watchdog says so at once and names the variable.
     cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, memory_reads="MemFree",
-                             max_restarts_per_hour=1)
+                             restart_budget=1)
     state = run_ticks(wd, cfg, host, clock, 1, None)
     assert ("start", None) not in host.calls and ("drop_caches", None) not in host.calls
     action = [a for a in state["actions"] if a["kind"] == "restart"][0]
@@ -217,13 +217,13 @@ def test_an_engine_reading_memavailable_restarts_past_the_page_cache(wd, setup):
 def test_host_drop_caches_syncs_and_writes_one(wd, config, tmp_path):
     target = tmp_path / "drop_caches"
     target.write_text("0\n")
-    host = wd.Host(wd.load_config(config(drop_caches_path=str(target))))
+    host = wd.Host(wd.load_config(config(drop_caches_file=str(target))))
     host.drop_caches()
     assert target.read_text() == "1\n"
 
 
 def test_crash_loop_stops_after_the_budget(wd, setup, capsys):
-    cfg, host, clock = setup("crashing", unified_memory=False, max_restarts_per_hour=3, startup_grace_s=0)
+    cfg, host, clock = setup("crashing", unified_memory=False, restart_budget=3, startup_grace=0)
     state = run_ticks(wd, cfg, host, clock, 12, None)
     verbs = [verb for verb, dummy in host.calls if verb != "logs"]
     assert verbs == ["restart"] * 3, "three restarts, then none"
@@ -238,11 +238,11 @@ def test_crash_loop_stops_after_the_budget(wd, setup, capsys):
 
 
 def test_state_survives_a_watchdog_restart(wd, setup):
-    cfg, host, clock = setup("crashing", unified_memory=False, max_restarts_per_hour=1, startup_grace_s=0)
+    cfg, host, clock = setup("crashing", unified_memory=False, restart_budget=1, startup_grace=0)
     run_ticks(wd, cfg, host, clock, 3, None)
     reloaded = wd.load_state(cfg)
     assert reloaded["status"] == "gave_up"
-    wd.tick(host, cfg, reloaded, clock, clock.sleep, None)
+    wd.tick(host, cfg, reloaded, clock, clock.sleep, None, monotonic=clock)
     assert [verb for verb, dummy in host.calls if verb != "logs"] == ["restart"]
 
 
@@ -340,14 +340,14 @@ def test_docker_client_unknown_container_and_no_daemon(wd, config, docker, tmp_p
 
 def test_main_refuses_a_bad_config_file(wd, config, tmp_path, capsys):
     path = tmp_path / "watchdog.json"
-    path.write_text(json.dumps(config(interval_s=0)))
+    path.write_text(json.dumps(config(interval=0)))
     assert wd.main(["--config", str(path)]) == 2
-    assert "interval_s must be > 0, got 0" in capsys.readouterr().err
+    assert "interval must be > 0, got 0" in capsys.readouterr().err
 
 
 def test_once_reports_without_acting(wd, setup, capsys):
     cfg, host, clock = setup("wedged")
-    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, None, act=False)
+    state = wd.tick(host, cfg, wd.new_state(cfg), clock, clock.sleep, None, act=False, monotonic=clock)
     assert host.calls == [] and state["status"] == "unhealthy"
     assert not os.path.exists(cfg["state_file"])
     line = journal_lines(capsys)[0]

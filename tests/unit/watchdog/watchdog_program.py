@@ -11,16 +11,18 @@ import importlib.util
 import os
 import sys
 
-from ansible_collections.inferops.serving.plugins.module_utils import _unified_memory
+from ansible_collections.inferops.serving.plugins.module_utils import _bounded_http, _docker_api, _prometheus, _unified_memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PROGRAM = os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py")
 
 
 def load_program():
-    # The server role installs plugins/module_utils/_unified_memory.py beside the program as
-    # inferops_unified_memory.py (the host_library lookup); the program imports it by that name.
-    sys.modules["inferops_unified_memory"] = _unified_memory
+    # The server role installs plugins/module_utils/_<name>.py beside the program as
+    # inferops_<name>.py (the host_library lookup); the program imports them by those names.
+    for name, module in (("unified_memory", _unified_memory), ("docker_api", _docker_api),
+                         ("prometheus", _prometheus), ("bounded_http", _bounded_http)):
+        sys.modules["inferops_" + name] = module
     spec = importlib.util.spec_from_file_location("inferops_watchdog", PROGRAM)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -38,15 +40,24 @@ def base_config(**changes):
                  "metrics": "http://127.0.0.1:8101/metrics"},
         "metrics": {"running": "vllm:num_requests_running", "generation_tokens": "vllm:generation_tokens_total",
                     "waiting": "vllm:num_requests_waiting", "tokens_counted": "step"},
-        "interval_s": 30,
-        "probe_deadline_s": 20,
-        "startup_grace_s": 600,
-        "max_restarts_per_hour": 3,
+        "interval": 30,
+        "probe_deadline": 20,
+        "probe_max_tokens": 4,
+        "probe_prompt": "What is 2+2? Answer with just the number.",
+        "startup_grace": 600,
+        "restart_budget": 3,
+        "crash_loop_restarts": 2,
+        "crash_loop_window": 600,
         "unified_memory": True,
         "memory_fraction": 0.9,
+        "memory_reads": "MemAvailable",
         "meminfo_path": "/proc/meminfo",
-        "memory_wait_timeout_s": 60,
-        "slow_floor_tps": 7.0,
+        "memory_wait_timeout": 60,
+        "drop_caches_file": "/proc/sys/vm/drop_caches",
+        "log_lines": 50,
+        "slow_floor": 7.0,
+        "slow_window": 30,
+        "drop_caches_before_start": False,
         "state_file": "/var/lib/inferops-serving/watchdog-inferops-serving.json",
         "textfile": None,
     }

@@ -273,21 +273,6 @@ def test_speculative_evidence_from_sglang_accept_length():
     assert d.spec_decode_evidence(deployment, "", "")["ok"] is False
 
 
-def test_metric_sum_ignores_other_metrics_with_the_same_prefix():
-    text = "vllm:spec_decode_num_drafts_total 3\nvllm:spec_decode_num_drafts_total_created 1.7e9\n"
-    assert d.metric_sum(text, "vllm:spec_decode_num_drafts_total") == 3.0
-    assert d.metric_sum(text, "vllm:absent") is None
-
-
-def test_metric_by_label_groups_one_metrics_samples():
-    name = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
-    text = ('%s{engine="0",position="0"} 6.0\n%s{engine="1",position="0"} 2.0\n%s{position="1",engine="0"} 3.0\n'
-            '%s_created{engine="0",position="0"} 1.7e9\n%s 9.0\nvllm:other{position="0"} 5.0\n') % ((name,) * 5)
-    assert d.metric_by_label(text, name, "position") == {"0": 8.0, "1": 3.0}
-    assert d.metric_by_label(text, name, "engine") == {"0": 9.0, "1": 2.0}
-    assert d.metric_by_label(text, "vllm:absent", "position") == {}
-
-
 def test_acceptance_per_position_over_a_window():
     metrics = e.METRICS["vllm"]
     per_pos = "vllm:spec_decode_num_accepted_tokens_per_pos_total"

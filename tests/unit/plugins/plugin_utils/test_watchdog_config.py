@@ -30,6 +30,7 @@ OPTIONS = {"interval": 30, "probe_deadline": 20, "probe_max_tokens": 4, "restart
            "crash_loop_restarts": 2, "crash_loop_window": 600, "unified_memory": True,
            "meminfo_path": "/etc/inferops-lab/meminfo", "memory_wait_timeout": 300, "slow_floor": None,
            "slow_fraction": 0.3, "slow_window": None, "docker_host": "unix:///var/run/docker.sock",
+           "drop_caches_file": "/proc/sys/vm/drop_caches", "probe_prompt": "What is 2+2? Answer with just the number.",
            "state_file": "/var/lib/inferops-serving/watchdog-inferops-serving.json",
            "textfile": "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom", "log_lines": 50}
 
@@ -40,23 +41,23 @@ def program():
 
 def test_drop_caches_reaches_the_program_on_unified_memory_only():
     deployment = dict(DEPLOYMENT, memory={"fraction": 0.85, "unified": True, "reads": "MemFree"})
-    config = watchdog_config(deployment, dict(OPTIONS, drop_caches=True, drop_caches_file="/etc/inferops-lab/dc"))
-    assert (config["drop_caches"], config["memory_reads"], config["memory_fraction"]) == (True, "MemFree", 0.85)
-    assert config["drop_caches_path"] == "/etc/inferops-lab/dc"
-    assert program().load_config(config)["drop_caches"] is True
-    assert watchdog_config(deployment, dict(OPTIONS, drop_caches=True, unified_memory=False))["drop_caches"] is False
+    config = watchdog_config(deployment, dict(OPTIONS, drop_caches_before_start=True, drop_caches_file="/etc/inferops-lab/dc"))
+    assert (config["drop_caches_before_start"], config["memory_reads"], config["memory_fraction"]) == (True, "MemFree", 0.85)
+    assert config["drop_caches_file"] == "/etc/inferops-lab/dc"
+    assert program().load_config(config)["drop_caches_before_start"] is True
+    assert watchdog_config(deployment, dict(OPTIONS, drop_caches_before_start=True, unified_memory=False))["drop_caches_before_start"] is False
 
 
 def test_config_from_the_plan_is_what_the_program_reads():
     config = watchdog_config(DEPLOYMENT, OPTIONS)
     assert config["metrics"] == {"running": "vllm:num_requests_running", "waiting": "vllm:num_requests_waiting",
                                  "generation_tokens": "vllm:generation_tokens_total", "tokens_counted": "step"}
-    assert config["slow_floor_tps"] == 7.08
+    assert config["slow_floor"] == 7.08
     assert config["slow_floor_source"] == "0.3 x the profile's measured single_stream_tok_s 23.6"
-    assert config["slow_window_s"] == 30 and config["memory_fraction"] == 0.9 and config["unified_memory"] is True
-    assert config["memory_reads"] == "MemAvailable" and config["drop_caches"] is False
+    assert config["slow_window"] == 30 and config["memory_fraction"] == 0.9 and config["unified_memory"] is True
+    assert config["memory_reads"] == "MemAvailable" and config["drop_caches_before_start"] is False
     loaded = program().load_config(config)
-    assert loaded["max_restarts_per_hour"] == 3 and loaded["urls"]["chat"].endswith("/v1/chat/completions")
+    assert loaded["restart_budget"] == 3 and loaded["urls"]["chat"].endswith("/v1/chat/completions")
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -85,7 +86,7 @@ def test_every_problem_is_reported_at_once():
 
 def test_numbers_from_extra_vars_arrive_as_strings():
     config = watchdog_config(DEPLOYMENT, dict(OPTIONS, interval="10", probe_deadline="4.5", restart_budget="2"))
-    assert (config["interval_s"], config["probe_deadline_s"], config["max_restarts_per_hour"]) == (10, 4.5, 2)
+    assert (config["interval"], config["probe_deadline"], config["restart_budget"]) == (10, 4.5, 2)
 
 
 def test_sglang_plan_without_metric_names_uses_the_engine_table():
@@ -93,7 +94,7 @@ def test_sglang_plan_without_metric_names_uses_the_engine_table():
     config = watchdog_config(deployment, OPTIONS)
     assert config["metrics"]["generation_tokens"] == "sglang:generation_tokens_total"
     assert config["metrics"]["tokens_counted"] == "finish"
-    assert config["slow_floor_tps"] is None and config["slow_floor_source"].startswith("off (no server_watchdog_slow_floor")
+    assert config["slow_floor"] is None and config["slow_floor_source"].startswith("off (no server_watchdog_slow_floor")
 
 
 @pytest.mark.parametrize("measured, rate", [({"single_stream_tok_s": 24.2}, 24.2),
@@ -103,11 +104,33 @@ def test_measured_single_stream(measured, rate):
 
 
 def test_explicit_floor_and_disabled_fraction():
-    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_floor=100))["slow_floor_tps"] == 100.0
-    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_fraction=0))["slow_floor_tps"] is None
+    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_floor=100))["slow_floor"] == 100.0
+    assert watchdog_config(DEPLOYMENT, dict(OPTIONS, slow_fraction=0))["slow_floor"] is None
 
 
 def test_engine_metrics_table():
     assert set(ENGINE_METRICS) == {"vllm", "sglang"}
     assert ENGINE_METRICS["sglang"]["running"] == "sglang:num_running_reqs"
     assert ENGINE_METRICS["vllm"]["tokens_counted"] == "step" and ENGINE_METRICS["sglang"]["tokens_counted"] == "finish"
+
+
+def test_one_spelling_from_inventory_to_program():
+    """Every watchdog option is its role variable without the ``server_watchdog_``/``server_``
+    prefix, and the program reads that same key (issue 21: restart_budget was max_restarts_per_hour)."""
+    import os
+    import yaml
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+    with open(os.path.join(root, "roles", "server", "vars", "main.yml"), encoding="utf-8") as handle:
+        options = yaml.safe_load(handle)["__server_watchdog_options"]
+    with open(os.path.join(root, "roles", "server", "defaults", "main.yml"), encoding="utf-8") as handle:
+        defaults = yaml.safe_load(handle)
+    renamed = {"probe_prompt": "server_smoke_prompt", "unified_memory": "server_deployment.memory.unified"}
+    for key, value in options.items():
+        variable = renamed.get(key) or next(v for v in ("server_watchdog_" + key, "server_" + key) if v in defaults)
+        assert value.replace(" | bool", "") == "{{ %s }}" % variable
+    config = watchdog_config(DEPLOYMENT, OPTIONS)
+    loaded = program().load_config(config)
+    for key in set(options) - {"slow_fraction"}:
+        assert key in config and key in loaded
+    assert "restart_budget" in program().NOT_NEGATIVE
+    assert not set(program().DEFAULTS) & set(options)

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Values written into the watchdog's systemd unit (plugins/plugin_utils/_systemd.py) and its
+sandbox: the real template rendered, read back by the installed systemd (systemd-analyze verify,
+and security --offline, systemd 250 or later; skipped where systemd-analyze is missing)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import jinja2
+import pytest
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdUnitError, unit_word, watchdog_unit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+TEMPLATE = os.path.join(ROOT, "roles", "server", "templates", "etc", "systemd", "system", "inferops-watchdog@.service.j2")
+ANALYZE = shutil.which("systemd-analyze")
+needs_systemd = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
+DIRS = {"script_dir": "/usr/local/lib/inferops-serving", "config_dir": "/etc/inferops-serving",
+        "state_dir": "/var/lib/inferops-serving", "textfile_dir": "/var/lib/node_exporter"}
+
+
+@pytest.mark.parametrize("value, exec_arg, word", [
+    ("/usr/local/lib/inferops-serving", False, '"/usr/local/lib/inferops-serving"'),
+    ("/opt/my scripts", False, '"/opt/my scripts"'),
+    ("/opt/100%i", False, '"/opt/100%%i"'),
+    ("/opt/$HOME", True, '"/opt/$$HOME"'),
+    ("/opt/$HOME", False, '"/opt/$HOME"'),
+    ('/opt/a"b\\c', False, '"/opt/a\\"b\\\\c"'),
+])
+def test_unit_word(value, exec_arg, word):
+    assert unit_word(value, "server_script_dir", exec_arg) == word
+
+
+@pytest.mark.parametrize("value", ["/opt/a\nExecStartPre=/bin/rm -rf /", "/opt/a\tb", "", None])
+def test_unit_word_refuses_what_no_quoting_carries(value):
+    with pytest.raises(SystemdUnitError, match="server_script_dir"):
+        unit_word(value, "server_script_dir")
+
+
+def render(dirs, config):
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["comment"] = lambda text: "# " + text
+    with open(TEMPLATE, encoding="utf-8") as handle:
+        template = env.from_string(handle.read())
+    drop = config["drop_caches_file"] if config["drop_caches_before_start"] else None
+    return template.render(ansible_managed="Ansible managed", server_state_dir=dirs["state_dir"],
+                           __server_watchdog_unit=watchdog_unit(dirs, config["docker_host"], drop))
+
+
+GB10 = {"docker_host": "unix:///var/run/docker.sock", "drop_caches_before_start": True,
+        "drop_caches_file": "/proc/sys/vm/drop_caches"}
+
+
+def test_the_sandbox_writes_only_what_the_watchdog_writes():
+    unit = watchdog_unit(DIRS, "unix:///var/run/docker.sock", "/proc/sys/vm/drop_caches")
+    assert unit["read_write_paths"] == '"/var/lib/inferops-serving" "/var/lib/node_exporter" "/proc/sys/vm/drop_caches"'
+    assert unit["capabilities"] == "CAP_SYS_ADMIN" and unit["ip_address_allow"] == "localhost"
+    plain = watchdog_unit(dict(DIRS, textfile_dir=""), "tcp://10.0.0.5:2375", None)
+    assert plain["read_write_paths"] == '"/var/lib/inferops-serving"' and plain["capabilities"] == ""
+    assert plain["ip_address_allow"] == "10.0.0.5 localhost"
+    assert watchdog_unit(DIRS, "tcp://docker.example:2375")["ip_address_allow"] == "any"
+
+
+@needs_systemd
+def test_a_script_directory_with_a_space_and_a_percent_reads_back_as_itself(tmp_path):
+    # The unit systemd reads: its ExecStart= is the escaped word of an executable at that path,
+    # which verify finds only if systemd read the word back exactly. (The executable is the one
+    # word without $ expansion; in the template the program's path is an argument of python3.)
+    odd = tmp_path / 'my scripts 100%i'
+    assert " " in str(odd)
+    odd.mkdir()
+    program = odd / "inferops_watchdog.py"
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    program.chmod(0o755)
+    unit = tmp_path / "probe@.service"
+    unit.write_text("[Service]\nExecStart=%s --config x\nReadWritePaths=%s\n"
+                    % (unit_word(str(program), "server_script_dir"),
+                       unit_word(str(odd), "server_state_dir")), encoding="utf-8")
+    ran = subprocess.run([ANALYZE, "verify", str(unit)], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert ran.returncode == 0 and "not executable" not in ran.stderr, ran.stderr
+
+
+@needs_systemd
+@pytest.mark.parametrize("dirs", [DIRS, dict(DIRS, script_dir="/opt/my scripts%", state_dir="/srv/state dir")])
+def test_the_rendered_unit_is_sandboxed_to_at_most_3(tmp_path, dirs):
+    text = render(dirs, GB10)
+    unit = tmp_path / "inferops-watchdog@.service"
+    unit.write_text(text, encoding="utf-8")
+    verified = subprocess.run([ANALYZE, "verify", str(unit)], capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert "Unknown key" not in verified.stderr and "Failed to parse" not in verified.stderr, verified.stderr
+    ran = subprocess.run([ANALYZE, "security", "--offline=yes", str(unit)], capture_output=True, text=True,
+                         check=False, cwd=tmp_path)
+    if "--offline" in ran.stderr and "unrecognized" in ran.stderr:
+        pytest.skip("this systemd-analyze has no --offline (systemd < 250)")
+    level = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", ran.stdout)
+    assert level, ran.stdout + ran.stderr
+    assert float(level.group(1)) <= 3.0, ran.stdout
+    assert 'ReadWritePaths="%s"' % dirs["state_dir"] in text
+    assert "ExecStart=/usr/bin/python3 \"%s/inferops_watchdog.py\"" % dirs["script_dir"].replace("%", "%%") in text
