@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Keep serving (issue 11): the host-side watchdog against the engine simulator's runtime faults.
 
-The first of the lab's shared simulated DGX Sparks (``labkit.SPARK_1``, port 8111: GB10, unified
+The shared simulated DGX Spark of the readiness and watchdog tests (``labkit.SPARK_3``, port 8113: GB10, unified
 memory, vLLM simulator, ``gb10-nvfp4-mtp-throughput``; made once per session by the first module
 needing it, tests/lab/labkit.py), taken with an inventory of this module's own and converged from
 it first (``labkit.module_fleet``, which also empties the watchdog's history), the watchdog probing
@@ -41,10 +41,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import labkit
-from labkit import SPARK_1, SPARKS, WATCHDOG_SERVICE, WATCHDOG_STATE, exec_on, module_fleet, playbook
+from labkit import ALL_SPARKS, SPARK_3, WATCHDOG_SERVICE, WATCHDOG_STATE, exec_on, module_fleet, playbook
 
-HOST = SPARK_1
-PORT = SPARKS[HOST]
+HOST = SPARK_3
+PORT = ALL_SPARKS[HOST]
 CONTAINER = "inferops-serving"
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 STATE = WATCHDOG_STATE
@@ -58,7 +58,7 @@ BURST_SECONDS = int(os.environ.get("INFEROPS_WATCHDOG_BURST_SECONDS", "30"))
 # The requests one converge makes: server_warmup_requests (3) + the smoke test.
 DEPLOY_REQUESTS = 4
 
-pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("shared_sparks")]  # one pytest-xdist worker: the shared Sparks
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("spark_3")]  # one pytest-xdist worker: labkit.SPARK_3
 
 PROFILE_ARGS = {"host": "127.0.0.1"}
 # The simulator's fixed decode step of before its performance model (2 ms whatever the batch,
@@ -200,8 +200,8 @@ class Load(object):
 
 
 @pytest.fixture(scope="module")
-def fleet(shared_sparks, tmp_path_factory):
-    with module_fleet(shared_sparks, tmp_path_factory, "watchdog", {HOST: PORT}, GROUP_VARS) as inventory:
+def fleet(spark_3, tmp_path_factory):
+    with module_fleet(spark_3, tmp_path_factory, "watchdog", {HOST: PORT}, GROUP_VARS, restore_tag=False) as inventory:
         yield inventory
 
 
