@@ -52,6 +52,20 @@ def profile_names(dirs=None):
     return sorted(names)
 
 
+def profile_files(dirs=None):
+    """``[path, size, mtime_ns]`` of every profile file in the search directories, sorted: how
+    the deployment plan's key (``_deployment.plan_key``) notices an edited profile."""
+    found = []
+    for directory in _search_dirs(dirs):
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            if entry.name.endswith(".yml") and entry.is_file():
+                stat = entry.stat()
+                found.append([entry.path, stat.st_size, stat.st_mtime_ns])
+    return sorted(found)
+
+
 def _search_dirs(dirs):
     return list(dirs or []) + [PROFILES_DIR]
 
