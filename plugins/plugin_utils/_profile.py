@@ -13,6 +13,7 @@ container. The server role, ``playbooks/show_launch.yml`` and the lint all go th
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -70,13 +71,33 @@ def _search_dirs(dirs):
     return list(dirs or []) + [PROFILES_DIR]
 
 
+# libyaml's parser when PyYAML has it (the plan reads a profile and its parents on every plan).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PARSED = {}
+
+
+def _parsed(path):
+    """The YAML of ``path``, parsed once per process while the file is unchanged (size, mtime):
+    ``load_profile`` reads each file of an ``extends`` chain twice, the lint and the plan again.
+    Returns a copy the caller may change."""
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _PARSED:
+        with open(path, encoding="utf-8") as handle:
+            loader = _LOADER(handle)
+            try:
+                _PARSED[key] = loader.get_single_data() or {}
+            finally:
+                loader.dispose()
+    return copy.deepcopy(_PARSED[key])
+
+
 def _read_profile(name, dirs, var="profile"):
     name = _validate.profile_name(name, var, error=ProfileError)
     for directory in _search_dirs(dirs):
         path = os.path.join(directory, name + ".yml")
         if os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                data = yaml.safe_load(handle) or {}
+            data = _parsed(path)
             if not isinstance(data, dict):
                 raise ProfileError("profile file %s is not a mapping" % path)
             unknown = sorted(set(data) - set(PROFILE_KEYS))

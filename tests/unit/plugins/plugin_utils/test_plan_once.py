@@ -106,3 +106,23 @@ def test_a_bad_input_still_fails_with_a_kept_plan_at_hand():
     planned = first()
     with pytest.raises(d.ProfileError, match="server_port"):
         d.plan_once(PROFILE, dict(OPTIONS, port=0), lock=LOCK, overrides=OVERRIDES, previous=planned)
+
+
+def test_a_profile_file_is_parsed_once_while_unchanged(tmp_path, monkeypatch):
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
+    path = tmp_path / "mine.yml"
+    path.write_text("extends: %s\nargs:\n  max-num-seqs: 8\n" % PROFILE)
+    loads = []
+    real = p._LOADER
+
+    class Counted(real):  # the real loader, counted
+        def __init__(self, stream):
+            loads.append(getattr(stream, "name", stream))
+            super().__init__(stream)
+
+    monkeypatch.setattr(p, "_LOADER", Counted)
+    monkeypatch.setattr(p, "_PARSED", {})
+    first = p.load_profile("mine", dirs=[str(tmp_path)])
+    first["args"]["max-num-seqs"] = 99  # a caller's change does not reach the cache
+    assert p.load_profile("mine", dirs=[str(tmp_path)])["args"]["max-num-seqs"] == 8
+    assert loads.count(str(path)) == 1
