@@ -179,8 +179,8 @@ def main():
             inventory, copies = larger_fleet(inventory, opts.hosts, opts.port_base, os.path.join(base, "fleet"))
             forks = opts.forks or opts.hosts
             if copies:
-                wall, _, out, code = playbook(ROOT, inventory, os.path.join(ROOT, "tests", "lab", "fleet.yml"),
-                                              forks=forks)
+                fleet_yml = os.path.join(ROOT, "tests", "lab", "fleet.yml")
+                wall, _cpu, out, code = playbook(ROOT, inventory, fleet_yml, forks=forks)
                 if code != 0:
                     raise SystemExit("tests/lab/fleet.yml failed:\n%s" % out[-5000:])
                 print("created %d lab hosts (%s) in %.0f s" % (len(copies), ", ".join(copies), wall), flush=True)
