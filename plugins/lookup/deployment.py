@@ -48,6 +48,14 @@ options:
         (refused with a newline or another control character).
     type: dict
     default: {}
+  previous:
+    description:
+      - A plan this run already computed (C(server_deployment)). Returned unchanged when it was
+        planned from the very same inputs - the profile, O(options), O(lock), O(overrides),
+        O(dirs) and the profile files there - so a run plans each host once; planned anew when
+        any input differs (a pin canary's digest, a tune candidate's overrides).
+      - Not used with O(record).
+    type: dict
   record:
     description:
       - A recorded deployment (the C(last_known_good) entry of the host's state file) to rebuild
@@ -77,7 +85,8 @@ _raw:
       C(repository), C(tag), C(digest), C(engine_version), C(image_id), C(by_id)), C(model),
       C(served_model_name), C(port), C(urls) (C(base), C(chat), C(completions), C(metrics),
       C(health), C(version), C(models)), C(memory) (C(fraction), C(unified)), C(metrics) (metric
-      names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256).
+      names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256), and
+      C(plan_key) (the digest of its inputs; not with O(record)).
   type: list
   elements: dict
 """
@@ -85,7 +94,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_once
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
@@ -100,7 +109,8 @@ class LookupModule(LookupBase):
                 return [from_record(plain(record), options)]
             if len(terms) != 1:
                 raise ProfileError("name exactly one profile (server_profile), got %d" % len(terms))
-            return [plan(str(terms[0]), options, lock=plain(self.get_option("lock")),
-                         overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
+            return [plan_once(str(terms[0]), options, lock=plain(self.get_option("lock")),
+                              overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"),
+                              previous=self.get_option("previous"))]
         except ProfileError as exc:
             raise AnsibleLookupError(scrub(exc)) from exc

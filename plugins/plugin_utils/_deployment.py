@@ -16,6 +16,7 @@ with the same function.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     launch_spec,
     overlay,
     plain,
+    profile_files,
     resolve_profile,
     spec_digest,
 )
@@ -242,6 +244,38 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "spec_sha256": spec["labels"][SPEC_LABEL],
         "argv_sha256": spec["labels"][ARGV_LABEL],
     }
+
+
+def plan_key(profile, options=None, lock=None, overrides=None, dirs=None):
+    """What ``plan(profile, options, lock, overrides, dirs)`` is computed from, as one digest.
+
+    Every input: the profile's name, the launch options, the whole lock, the overrides, the
+    profile directories, and the profile files found there (path, size, modification time), so
+    a file edited between two plans of one run is read again. Secret values are never inputs
+    (options carry the names of secret variables only).
+    """
+    inputs = {"profile": plain(profile), "options": plain(options or {}), "lock": plain(lock or {}),
+              "overrides": plain(overrides or {}), "dirs": [str(d) for d in dirs or []],
+              "files": profile_files(dirs)}
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def plan_once(profile, options=None, lock=None, overrides=None, dirs=None, previous=None):
+    """The plan of these inputs: ``previous`` unchanged when it was planned from the very same
+    inputs (its ``plan_key``), else ``plan()`` anew, carrying its key.
+
+    One run plans a host once: preflight plans it, the server role's ``resolve`` finds the same
+    key and keeps it; a pin canary's digest overlay or a tune candidate's overrides change the
+    key, so their plan is computed again. A plan rebuilt from a record (rollback) has no key and
+    is never kept.
+    """
+    key = plan_key(profile, options, lock, overrides, dirs)
+    if isinstance(previous, Mapping) and previous.get("plan_key") == key:
+        return previous
+    deployment = plan(profile, options, lock=lock, overrides=overrides, dirs=dirs)
+    deployment["plan_key"] = key
+    return deployment
 
 
 def _watchdog_files(name, config_dir, state_dir, textfile_dir):

@@ -13,6 +13,7 @@ container. The server role, ``playbooks/show_launch.yml`` and the lint all go th
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -52,8 +53,43 @@ def profile_names(dirs=None):
     return sorted(names)
 
 
+def profile_files(dirs=None):
+    """``[path, size, mtime_ns]`` of every profile file in the search directories, sorted: how
+    the deployment plan's key (``_deployment.plan_key``) notices an edited profile."""
+    found = []
+    for directory in _search_dirs(dirs):
+        if not os.path.isdir(directory):
+            continue
+        for entry in os.scandir(directory):
+            if entry.name.endswith(".yml") and entry.is_file():
+                stat = entry.stat()
+                found.append([entry.path, stat.st_size, stat.st_mtime_ns])
+    return sorted(found)
+
+
 def _search_dirs(dirs):
     return list(dirs or []) + [PROFILES_DIR]
+
+
+# libyaml's parser when PyYAML has it (the plan reads a profile and its parents on every plan).
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PARSED = {}
+
+
+def _parsed(path):
+    """The YAML of ``path``, parsed once per process while the file is unchanged (size, mtime):
+    ``load_profile`` reads each file of an ``extends`` chain twice, the lint and the plan again.
+    Returns a copy the caller may change."""
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in _PARSED:
+        with open(path, encoding="utf-8") as handle:
+            loader = _LOADER(handle)
+            try:
+                _PARSED[key] = loader.get_single_data() or {}
+            finally:
+                loader.dispose()
+    return copy.deepcopy(_PARSED[key])
 
 
 def _read_profile(name, dirs, var="profile"):
@@ -61,8 +97,7 @@ def _read_profile(name, dirs, var="profile"):
     for directory in _search_dirs(dirs):
         path = os.path.join(directory, name + ".yml")
         if os.path.isfile(path):
-            with open(path, encoding="utf-8") as handle:
-                data = yaml.safe_load(handle) or {}
+            data = _parsed(path)
             if not isinstance(data, dict):
                 raise ProfileError("profile file %s is not a mapping" % path)
             unknown = sorted(set(data) - set(PROFILE_KEYS))
