@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_objective
 author: inferops.serving contributors (@inferops)
 short_description: The latency objective of the benchmark role's tune entry point
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - C(benchmark_tune_objective) with the single bounds laid over, unset ones dropped, every value a
     number; refused, with how to give one, when no bound is given.

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_overlay
 author: inferops.serving contributors (@inferops)
 short_description: The variables of the inventory overlay the tune entry point writes
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - C(server_profile_overrides), the inventory's own overrides with the chosen flags laid over
     (mappings merged at every depth), and C(server_profile_overrides_evidence) (the objective, every

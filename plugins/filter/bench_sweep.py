@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: bench_sweep
 author: inferops.serving contributors (@inferops)
 short_description: The load sweep of one host - its URL, results directory, command line and timeout
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - The endpoint's URL as the controller reaches it, the results directory, the C(scripts/run-loadgen
     sweep) command line (levels, runs, duration or requests, workload, seed; C(--allow-fewer-runs)

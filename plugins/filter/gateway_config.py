@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: gateway_config
 author: inferops.serving contributors (@inferops)
 short_description: The LiteLLM proxy configuration of the serving fleet's deployment plans
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - One model group per served model name, one deployment per serving host (its C(api_base) from
     the host's address and its plan's port; its engine API key, where the engine has one, as an

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: gateway_env_text
 author: inferops.serving contributors (@inferops)
 short_description: The gateway's env file text (master key and engine API keys)
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - C(LITELLM_MASTER_KEY=<master key>) and one C(<VAR>=<value>) line per engine key of
     C(gateway_config)'s C(key_env), read by systemd's C(EnvironmentFile=) into the proxy's

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: pin_canaries
 author: inferops.serving contributors (@inferops)
 short_description: One canary per hardware group and image for the pin role
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - In the hosts' order, the host marked C(canary) (the inventory's C(inferops_canary)), else the
     first host of each hardware group (C(inferops_hardware_group), else the host's first group other

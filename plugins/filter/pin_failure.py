@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: pin_failure
 author: inferops.serving contributors (@inferops)
 short_description: A failed pin canary's failure, its known-bad entry and its message
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - The failure is the soak's, else the benchmark's refusal, else the server role's C(server_failure).
   - Only a failure of the running image gives a known-bad entry (a refused host or a registry that

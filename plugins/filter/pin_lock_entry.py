@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: pin_lock_entry
 author: inferops.serving contributors (@inferops)
 short_description: The image lock's entry for a digest proven on a pin canary
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - The digest, its engine version and image ID, when it was pinned, the digest before it, the
     platforms it was validated on, and the evidence (canary, profile, backends, readiness, smoke

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: pin_target
 author: inferops.serving contributors (@inferops)
 short_description: What a pin canary does with its tag's current digest
-version_added: 0.4.0
+version_added: 0.1.0
 description:
   - The digest the rolling tag resolves to now (from the pull's RepoDigests, or in check mode from
     the registry's manifest API), whether the lock already holds it, the known-bad findings refusing

@@ -8,7 +8,7 @@ DOCUMENTATION = r"""
 name: watchdog_unit
 author: inferops.serving contributors (@inferops)
 short_description: The values of the serving watchdog's systemd unit, escaped, and its sandbox
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - Builds the values the server role writes into C(inferops-watchdog@.service) from its
     directories and the watchdog's configuration; every path is written as one double-quoted word
