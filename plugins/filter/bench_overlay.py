@@ -15,7 +15,7 @@ description:
     candidate's figures, the k advice, the failed candidates, where the sweeps are).
 options:
   _input:
-    description: The tune decision (M(inferops.serving.bench_tune#filter)) that met the objective.
+    description: The tune decision (P(inferops.serving.bench_tune#filter)) that met the objective.
     type: dict
     required: true
   base_overrides:

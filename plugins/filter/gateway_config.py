@@ -13,7 +13,7 @@ description:
   - One model group per served model name, one deployment per serving host (its C(api_base) from
     the host's address and its plan's port; its engine API key, where the engine has one, as an
     C(os.environ/<VAR>) reference to the gateway's env file), the extra served names and
-    O(settings.aliases) as C(model_group_alias), the router's retries, cooldowns, timeouts and
+    C(settings.aliases) as C(model_group_alias), the router's retries, cooldowns, timeouts and
     health-check routing, and the master key as C(os.environ/LITELLM_MASTER_KEY).
   - The result holds no secret value. Errors name the variable or the host and the fix.
 options:

@@ -23,7 +23,7 @@ options:
       - The serving hosts' inventory names.
       - Each host's C(server_deployment) is its plan; its C(monitoring_scrape_address) (else
         C(ansible_host), else its name) is where the monitoring host reaches it; its
-        C(monitoring_node_exporter_port) overrides O(options.node_exporter_port).
+        C(monitoring_node_exporter_port) overrides C(options.node_exporter_port).
     type: list
     elements: str
     required: true

@@ -15,7 +15,7 @@ description:
     did not answer says nothing about it).
 options:
   _input:
-    description: The canary's target (M(inferops.serving.pin_target#filter)).
+    description: The canary's target (P(inferops.serving.pin_target#filter)).
     type: dict
     required: true
   host:
@@ -41,7 +41,7 @@ options:
     description: The registered result of M(inferops.serving.soak).
     type: dict
   bench:
-    description: The benchmark's verdict (M(inferops.serving.bench_gate#filter)).
+    description: The benchmark's verdict (P(inferops.serving.bench_gate#filter)).
     type: dict
   bench_dir:
     description: The benchmark's results directory.

@@ -16,7 +16,7 @@ description:
   - Without a benchmark in this run, the previous entry's figures are kept; a null value is left out.
 options:
   _input:
-    description: The canary's target (M(inferops.serving.pin_target#filter)).
+    description: The canary's target (P(inferops.serving.pin_target#filter)).
     type: dict
     required: true
   deployment:
@@ -48,7 +48,7 @@ options:
     type: float
     default: 0
   bench:
-    description: The benchmark's verdict (M(inferops.serving.bench_gate#filter)), none without a benchmark.
+    description: The benchmark's verdict (P(inferops.serving.bench_gate#filter)), none without a benchmark.
     type: dict
   bench_run:
     description: The benchmark's C(workload), C(runs) and C(duration).
