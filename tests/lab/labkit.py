@@ -78,6 +78,9 @@ GROUP_VARS = {
     "preflight_meminfo_path": MEMINFO,
     "server_profile": "gb10-nvfp4-mtp-throughput",
     "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
+    # As inventories/lab/group_vars/serving.yml: the targets cannot install the Hub client yet, so
+    # the lab does not stage weights (tests/unit/playbooks/test_model_cache_role.py runs the role).
+    "model_cache_enabled": False,
 }
 
 
@@ -172,7 +175,10 @@ def write_inventory(directory, hosts, group_vars):
     os.makedirs(os.path.join(directory, "group_vars", "all"))
     inventory = {"all": {"children": {"serving": {
         "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {name: {"server_port": port} for name, port in hosts.items()}}}}}}}
+        # Each host's node_exporter (site.yml's monitoring play) on a port of its own on the shared
+        # loopback: 9111 for the Spark serving on 8111 (the lab fleet's are 9101, 9102).
+        "children": {"spark": {"hosts": {name: {"server_port": port, "monitoring_node_exporter_port": port + 1000}
+                                         for name, port in hosts.items()}}}}}}}
     with open(os.path.join(directory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(inventory, handle)
     with open(os.path.join(directory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:

@@ -117,6 +117,8 @@ GROUP_VARS = {
                                  "env": {"ENGINE_SIM_TIME_SCALE": "%g" % SCALE}},
     # The engines listen on this machine's loopback (host networking); the load generator runs here.
     "benchmark_address": "127.0.0.1",
+    # As the lab fleet: no weights staged in the lab yet (labkit.GROUP_VARS).
+    "model_cache_enabled": False,
 }
 
 
@@ -171,7 +173,8 @@ def fleet(tmp_path_factory):
     os.makedirs(os.path.join(inventory, "group_vars", "all"))
     hosts = {"all": {"children": {"serving": {
         "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {HOST: {"server_port": PORT}}}}}}}}
+        "children": {"spark": {"hosts": {HOST: {"server_port": PORT,
+                                                "monitoring_node_exporter_port": PORT + 1000}}}}}}}}
     with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(hosts, handle)
     with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
@@ -328,7 +331,8 @@ def g7e_fleet(tmp_path_factory):
     os.makedirs(os.path.join(inventory, "group_vars", "all"))
     hosts = {"all": {"children": {"serving": {
         "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"g7e": {"hosts": {G7E_HOST: {"server_port": G7E_PORT}}}}}}}}
+        "children": {"g7e": {"hosts": {G7E_HOST: {"server_port": G7E_PORT,
+                                              "monitoring_node_exporter_port": G7E_PORT + 1000}}}}}}}}
     with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(hosts, handle)
     group_vars = dict(GROUP_VARS, lab_hardware="rtx-pro-6000-x8", server_profile="g7e-fp8-sglang",

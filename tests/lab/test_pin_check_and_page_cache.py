@@ -113,7 +113,8 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
     hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
     lab_vars = {k: v for k, v in GROUP_VARS.items() if k != "server_profile"}
     # docker exec as root (the example's ansible_user is the fleet's SSH user).
-    lab_vars.update(server_port=PORT, ansible_connection="community.docker.docker", ansible_user="root")
+    lab_vars.update(server_port=PORT, monitoring_node_exporter_port=PORT + 1000,
+                    ansible_connection="community.docker.docker", ansible_user="root")
     with open(LAB_APT_KEY, encoding="utf-8") as handle:
         lab_vars.update(yaml.safe_load(handle))
     hosts["all"]["children"]["serving"]["children"] = {"spark": {"hosts": {HOST: lab_vars}}}
