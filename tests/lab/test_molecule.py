@@ -94,6 +94,6 @@ def test_demo_converges_the_fleet_then_changes_nothing():
         table = output[output.index("Summarise the fleet"):]
         for host, profile in FLEET.items():
             row = re.search(r"^\W*%s\s+\|\s+%s\s+\|\s+sha256:[0-9a-f]{12}\s+\|\s+(\d+)/(\d+) proven\s+\|"
-                            r"\s+(\d+ s|-)\s+\|\s+\\?\"4\\?\" in (<1|[\d.]+) s" % (host, profile), table, re.M)
+                            r"\s+(\d+ s|<1 s|-)\s+\|\s+\\?\"4\\?\" in (<1|[\d.]+) s" % (host, profile), table, re.M)
             assert row, "no serving summary row for %s in:\n%s" % (host, table)
             assert row.group(1) == row.group(2) and int(row.group(2)) >= 10

@@ -33,10 +33,8 @@ def started(host):
 def test_a_driver_older_than_the_images_cuda_is_refused_in_preflight():
     fleet = run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, "tests/lab/fleet.yml", "-l", HOST])
     assert fleet.returncode == 0, fleet.stdout[-4000:]
-    # The host may predate set-hardware's --driver option: give it this tree's copy.
-    copied = run(["docker", "cp", os.path.join(ROOT, "tests", "lab", "toolkit", "set-hardware"),
-                  "%s:/usr/local/sbin/set-hardware" % HOST])
-    assert copied.returncode == 0, copied.stderr
+    # The target image has this tree's set-hardware (lab.sh rebuilds it when the file changes),
+    # with its shebang set to the image's python3 (tests/lab/setup/target.Dockerfile).
     before = started(HOST)
     try:
         old = run(["docker", "exec", HOST, "/usr/local/sbin/set-hardware", "gb10", "--driver", "575.57.08/12.9"])
