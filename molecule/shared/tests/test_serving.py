@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(REPO, ".collections"))
 
 # pylint: disable-next=wrong-import-position
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile  # noqa: E402
+from ansible_collections.inferops.serving.plugins.plugin_utils import _weights  # noqa: E402
 
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base",
                     "libnvidia-container-tools", "libnvidia-container1")
@@ -95,7 +96,11 @@ def test_container_argv_and_env_equal_the_launch_script(host, hostvars, name, pr
     script_env = [run[i + 1] for i, word in enumerate(run) if word == "-e"]
     for pair in script_env:
         assert pair in container["Config"]["Env"]
-    assert sorted(script_env) == sorted("%s=%s" % kv for kv in profile["env"].items())
+    # The profile's env, plus HF_HUB_OFFLINE=1 where its model is pinned to a commit (issue 24).
+    expected = dict(profile["env"])
+    if _weights.offline(profile, hostvars.get("server_hf_hub_offline")):
+        expected[_weights.OFFLINE_ENV] = "1"
+    assert sorted(script_env) == sorted("%s=%s" % kv for kv in expected.items())
 
 
 def test_container_is_the_gpu_server_the_profile_needs(container):
