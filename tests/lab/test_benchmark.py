@@ -332,7 +332,7 @@ def g7e_fleet(tmp_path_factory):
     hosts = {"all": {"children": {"serving": {
         "vars": {"ansible_connection": "community.docker.docker"},
         "children": {"g7e": {"hosts": {G7E_HOST: {"server_port": G7E_PORT,
-                                              "monitoring_node_exporter_port": G7E_PORT + 1000}}}}}}}}
+                                                  "monitoring_node_exporter_port": G7E_PORT + 1000}}}}}}}}
     with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(hosts, handle)
     group_vars = dict(GROUP_VARS, lab_hardware="rtx-pro-6000-x8", server_profile="g7e-fp8-sglang",
