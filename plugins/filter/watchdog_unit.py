@@ -47,14 +47,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdUnitError, watchdog_unit
+from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, watchdog_unit
 
 
 def _watchdog_unit(dirs, config):
     drop = config.get("drop_caches_file") if config.get("drop_caches_before_start") else None
     try:
         return watchdog_unit(dirs, config["docker_host"], drop)
-    except SystemdUnitError as exc:
+    except SystemdValueError as exc:
         raise AnsibleFilterError(str(exc)) from exc
 
 

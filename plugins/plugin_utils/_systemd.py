@@ -30,10 +30,6 @@ class SystemdValueError(ValueError):
     """A value that no unit file line can carry; the message names the variable."""
 
 
-# The watchdog filter's name for the same error.
-SystemdUnitError = SystemdValueError
-
-
 def systemd_escape(value, var="value", kind="exec"):
     """``value`` as it must be written into a unit file, so that systemd reads back exactly ``value``.
 
@@ -73,10 +69,10 @@ def unit_word(value, variable, exec_arg=False, suffix=""):
     Control characters (a newline would start a new setting) are refused, naming ``variable``.
     """
     if not isinstance(value, str) or not value:
-        raise SystemdUnitError("%s must be a non-empty string, got %r" % (variable, value))
+        raise SystemdValueError("%s must be a non-empty string, got %r" % (variable, value))
     if _CONTROL_RE.search(value):
-        raise SystemdUnitError("%s holds a control character (a newline, a tab, ...): it cannot be written into a "
-                               "systemd unit; use a path without one" % variable)
+        raise SystemdValueError("%s holds a control character (a newline, a tab, ...): it cannot be written into a "
+                                "systemd unit; use a path without one" % variable)
     text = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     if exec_arg:
         text = text.replace("$", "$$")

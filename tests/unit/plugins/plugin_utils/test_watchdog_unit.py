@@ -12,7 +12,7 @@ import subprocess
 import jinja2
 import pytest
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdUnitError, unit_word, watchdog_unit
+from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, unit_word, watchdog_unit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 TEMPLATE = os.path.join(ROOT, "roles", "server", "templates", "etc", "systemd", "system", "inferops-watchdog@.service.j2")
@@ -36,7 +36,7 @@ def test_unit_word(value, exec_arg, word):
 
 @pytest.mark.parametrize("value", ["/opt/a\nExecStartPre=/bin/rm -rf /", "/opt/a\tb", "", None])
 def test_unit_word_refuses_what_no_quoting_carries(value):
-    with pytest.raises(SystemdUnitError, match="server_script_dir"):
+    with pytest.raises(SystemdValueError, match="server_script_dir"):
         unit_word(value, "server_script_dir")
 
 
