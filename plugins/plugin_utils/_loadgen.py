@@ -136,8 +136,9 @@ LAUNCHER_KEY_ENV = "INFEROPS_LOADGEN_API_KEY"
 # AIPerf binds its ZMQ sockets as <temporary directory>/tmpXXXXXXXX/aiperf/<name>.ipc (event_bus_proxy_backend.ipc:
 # 47 characters after the directory) and fails when a path is over the 107 characters a Unix socket takes
 # ("ipc path ... is longer than 107 characters"), then exits 0 without a report. Each AIPerf run gets a
-# directory of its own under a base no longer than this.
-AIPERF_TMP_BASE_MAX = 40
+# directory of its own (run-loadgen: aiperf-<pid>-XXXXXXXX, a pid of up to 7 digits) under a base no longer
+# than this.
+AIPERF_TMP_BASE_MAX = 36
 
 
 def aiperf_tmp_base(tmpdir, fallback="/tmp"):

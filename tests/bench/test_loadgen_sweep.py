@@ -71,11 +71,13 @@ def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     leftovers = ("aiperf-*", "aiperf_mmap_*", "tmp*")
     before = {path for pattern in leftovers for path in glob.glob(os.path.join("/tmp", pattern))}
     started = time.time()
-    run = subprocess.run(
-        [loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "sweep", "--url", simulator, "--engine", "vllm",
-         "--model", lab_doubles.SEED000_MODEL, "--out", str(out), "--levels", LEVELS, "--runs", RUNS,
-         "--duration", SECONDS] + (["--allow-fewer-runs"] if int(RUNS) < 3 else []),
-        capture_output=True, text=True, timeout=3600, check=False, env=dict(os.environ, TMPDIR=str(tmpdir)))
+    with subprocess.Popen(
+            [loadgen_python, os.path.join(ROOT, "scripts", "run-loadgen"), "sweep", "--url", simulator, "--engine",
+             "vllm", "--model", lab_doubles.SEED000_MODEL, "--out", str(out), "--levels", LEVELS, "--runs", RUNS,
+             "--duration", SECONDS] + (["--allow-fewer-runs"] if int(RUNS) < 3 else []),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, TMPDIR=str(tmpdir))) as proc:
+        stdout, stderr = proc.communicate(timeout=3600)
+    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     sys.stderr.write("sweep: %.0f s\n%s" % (time.time() - started, run.stderr))
     assert run.returncode == 0, run.stderr[-4000:]
     assert run.stdout.strip() == str(out / "results.json")
@@ -100,7 +102,10 @@ def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
     # Nothing left behind: no dataset files in the temporary directory, none beside the results.
     assert not list(tmpdir.iterdir())
     after = {path for pattern in leftovers for path in glob.glob(os.path.join("/tmp", pattern))}
-    assert not [path for path in after - before if "aiperf" in path or os.path.isdir(os.path.join(path, "aiperf"))]
+    # Other sweeps may run beside this one (pytest-xdist): their step directories are named by their own process id.
+    ours = os.path.join("/tmp", "aiperf-%d-" % proc.pid)
+    assert not [path for path in after - before
+                if path.startswith(ours) or "aiperf_mmap_" in path or os.path.isdir(os.path.join(path, "aiperf"))]
     progress = [line for line in run.stderr.splitlines() if "level" in line and "elapsed" in line]
     assert len(progress) >= 2 * len(levels) * int(RUNS)
 

@@ -253,10 +253,11 @@ def test_api_key_from_stdin_or_a_variable_refuses_an_empty_one_naming_its_source
 
 def test_aiperf_tmp_base_keeps_its_socket_paths_under_the_unix_limit():
     # AIPerf 0.x: <base>/tmpXXXXXXXX/aiperf/event_bus_proxy_backend.ipc, at most 107 characters.
-    socket_tail = "/aiperf-abcdefgh/tmpcezztt_7/aiperf/event_bus_proxy_backend.ipc"
+    # run-loadgen names the run's directory aiperf-<pid>-XXXXXXXX; Linux's largest pid (pid_max) has 7 digits.
+    socket_tail = "/aiperf-4194304-abcdefgh/tmpcezztt_7/aiperf/event_bus_proxy_backend.ipc"
     assert lg.aiperf_tmp_base("/tmp") == "/tmp"
-    assert lg.aiperf_tmp_base("/" + "t" * 39) == "/" + "t" * 39
-    assert lg.aiperf_tmp_base("/" + "t" * 40) == "/tmp"
+    assert lg.aiperf_tmp_base("/" + "t" * 35) == "/" + "t" * 35
+    assert lg.aiperf_tmp_base("/" + "t" * 36) == "/tmp"
     assert lg.aiperf_tmp_base("/tmp/pytest-of-root/pytest-3778/test_sweep_against_the_simulat0/tmp") == "/tmp"
     assert lg.aiperf_tmp_base("/var/long/tmp", fallback="/x") == "/var/long/tmp"
-    assert len("/" + "t" * 39 + socket_tail) <= 107
+    assert len("/" + "t" * 35 + socket_tail) <= 107
