@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""Which flags, flag values, env vars and speculative_config keys exist in which engine release.
+"""Which flags, flag values, env vars, speculative_config keys and metrics exist in which engine release.
 
 The command-line facts are *data generated from each release's source*, not written by hand:
 ``engine_catalog/<engine>-<release>.json.gz``, written by ``scripts/engine-catalog`` (which
@@ -180,7 +180,7 @@ def releases(engine):
 
 
 class Release:
-    """One stored release: its flags (by every option string), choices, speculative keys, env vars."""
+    """One stored release: its flags (by every option string), choices, speculative keys, env vars, metrics."""
 
     def __init__(self, data):
         self.engine = data["engine"]
@@ -196,6 +196,8 @@ class Release:
                 self.strings[negation] = (canonical, "negation")
         self.speculative_keys = frozenset(data["speculative_keys"])
         self.env = frozenset(data["env"])
+        # {name as a query selects it: kind}: what the release exports on /metrics
+        self.metrics = dict(data.get("metrics") or {})
 
     @property
     def label(self):

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import json
 
+from .metrics import metrics
 from .sglang_catalog import sglang_catalog
 from .vllm_catalog import vllm_catalog
 
 
-GENERATOR = "scripts/engine-catalog 2"  # 2: every closed choice evaluated (choices_unknown when not)
+# 2: every closed choice evaluated (choices_unknown when not); 3: the Prometheus metrics of the release
+GENERATOR = "scripts/engine-catalog 3"
 
 
 def catalog(engine, version, root):
     build = {"vllm": vllm_catalog, "sglang": sglang_catalog}[engine]
     src, flags, spec_keys, env = build(root)
     return {"engine": engine, "version": version, "generator": GENERATOR, "complete": True,
-            "flags": flags, "speculative_keys": spec_keys, "env": env, "files": sorted(src.read)}
+            "flags": flags, "speculative_keys": spec_keys, "env": env, "metrics": metrics(src, engine),
+            "files": sorted(src.read)}
 
 
 def dumps(data):
