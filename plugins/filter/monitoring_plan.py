@@ -17,6 +17,9 @@ description:
   - The alert rules map each engine's metric names to common series, turn the profiles' measured
     figures into objectives and alert on both.
   - Refuses a host without a plan and out-of-range thresholds, naming the role variable.
+  - Refuses rules that read an engine metric the host's engine release (its plan's
+    C(image.engine_version)) does not export, as the engine catalog lists them per release, naming
+    the metric, the release, the hosts and the nearest names the release exports.
 options:
   _input:
     description:

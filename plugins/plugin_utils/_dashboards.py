@@ -8,8 +8,10 @@
 
 Every panel reads the series the alert rules record (``_monitoring``: each engine's own metric
 names mapped to ``inferops:engine_*``), the watchdog's textfile metrics and node_exporter's, so an
-engine release that renames a metric changes ``_engines.METRICS`` only, and the test that runs
-every panel's expression against Prometheus (tests/unit/monitoring) fails on a panel left empty.
+engine release that renames a metric changes ``_engines.METRICS`` only. The rules' engine metrics
+are checked against what the plan's release exports (the engine catalog), and the tests check
+that every series a panel reads is recorded (tests/unit/monitoring/test_metric_names.py) and
+return data against Prometheus (test_alert_rules.py), so a rename fails a test, not a panel.
 ``roles/monitoring/files/dashboards/`` holds the JSON these functions render (a unit test checks
 they are the same).
 """

@@ -12,8 +12,14 @@ host's node_exporter, labelled with the host, profile and engine); ``prometheus_
 each engine's own metric names (``_engines.METRICS`` / ``LATENCY_HISTOGRAMS``, the one home of
 them) into ``inferops:*`` series, the profiles' measured figures into ``inferops:objective_*``
 series, and the alerts over both; ``dashboards`` the Grafana dashboards over the same series.
-The monitoring role only writes what these return, so a renamed metric changes one table here
-and the promtool tests (tests/unit/monitoring) catch a rule that no longer matches.
+
+Every engine metric a rule reads is checked against what the plan's engine release exports: the
+engine catalog (``_engine_catalog``, generated from each release's wheel by
+scripts/engine-catalog) lists each release's metrics, and a rule naming a metric the release
+lacks (a rename) is an error naming the metric, the release and the hosts running it, before
+anything is written. The monitoring role only writes what these return, so a renamed metric
+changes one table (``_engines``) and the promtool tests (tests/unit/monitoring) catch a rule that
+no longer matches.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 
 # What the watchdog program (roles/server/files/inferops_watchdog.py, render_textfile) writes to
@@ -72,6 +79,11 @@ _RANGES = {
     "node_exporter_port": ("monitoring_node_exporter_port", 1, 65535),
 }
 _DURATION_RE = re.compile(r"^[0-9]+(ms|s|m|h)$")
+# An engine's own metric in a PromQL expression (the engines prefix theirs with their name).
+_ENGINE_METRIC_RE = re.compile(r"\b(?:%s):[A-Za-z0-9_:]+" % "|".join(sorted(engines.ENGINES)))
+_SAMPLE_SUFFIXES = ("_bucket", "_sum", "_count")
+# A series the rules record (what the dashboards read).
+RECORDED_SERIES_RE = re.compile(r"\binferops:[A-Za-z0-9_:]+")
 
 
 class MonitoringError(ValueError):
@@ -229,8 +241,70 @@ def _record(name, expr, labels=None):
     return rule
 
 
-def engine_recording_rules(engine):
-    """Recording rules turning ``engine``'s own metric names into the ``inferops:engine_*`` series."""
+def engine_release(engine, version=None):
+    """The catalog release whose metrics an engine at ``version`` exports.
+
+    The stored release at or below ``version`` (a nightly ``0.19.2rc1.dev134`` exports what
+    0.19.1 does, as far as the data knows); the newest stored release when the plan names no
+    version (the lint requires one: engine-version-missing).
+    """
+    if not version:
+        return catalog.release(engine, catalog.releases(engine)[-1])
+    try:
+        return catalog.nearest_release(engine, str(version).split(" ", 1)[0])[0]
+    except catalog.CatalogError as exc:
+        raise MonitoringError("%s: fix image.engine_version in the profile or the image lock" % exc) from exc
+
+
+def engine_metrics_read(expressions):
+    """The engine metric names (``vllm:*``, ``sglang:*``) PromQL ``expressions`` select, sorted."""
+    return sorted({name for expr in expressions for name in _ENGINE_METRIC_RE.findall(expr)})
+
+
+def metrics_lacking(release, expressions):
+    """The engine metric names ``expressions`` select that ``release`` does not export, sorted.
+
+    A histogram's samples (``_bucket``, ``_sum``, ``_count``) count as its name; the catalog lists
+    a counter as its ``_total`` sample.
+    """
+    exported = release.metrics
+    lacking = []
+    for name in engine_metrics_read(expressions):
+        base = next((name[:-len(suffix)] for suffix in _SAMPLE_SUFFIXES if name.endswith(suffix)), None)
+        if name not in exported and exported.get(base) not in ("histogram", "summary"):
+            lacking.append(name)
+    return lacking
+
+
+def _lacking_error(engine, lacking_by_release):
+    """The error for rules reading metrics some releases of the fleet do not export."""
+    parts = []
+    for release, hosts, lacking in lacking_by_release:
+        named = []
+        for name in lacking:
+            near = catalog.suggest(name, release.metrics)
+            named.append("%s%s" % (name, " (it exports %s)" % ", ".join(near) if near else ""))
+        parts.append("%s (the catalog's release for %s) does not export %s"
+                     % (release.label, ("host " + ", ".join(hosts)) if hosts else "the newest stored release",
+                        "; ".join(named)))
+    return MonitoringError(
+        "the monitoring rules read %s metrics that the engine release does not export: %s. A renamed metric: "
+        "update the engine's names in plugins/plugin_utils/_engines.py (METRICS, PROMPT_TOKENS, "
+        "LATENCY_HISTOGRAMS), or pin an image whose engine exports them (image.engine_version)"
+        % (engines.label(engine), "; ".join(parts)))
+
+
+def engine_recording_rules(engine, releases=None):
+    """Recording rules turning ``engine``'s own metric names into the ``inferops:engine_*`` series.
+
+    ``releases``: ``[(release, hosts)]``, the catalog releases (``engine_release``) the fleet runs
+    ``engine`` at and the hosts running each (default: the newest stored release, no host). The
+    speculative-decoding rules are written when one of them exports the metrics they read (a release
+    without them records nothing there); every other rule's metrics must be exported by each of
+    them, else a :class:`MonitoringError` names the metric, the release and its hosts.
+    """
+    fleet = list(releases or [(engine_release(engine), [])])
+    releases = [release for release, _hosts in fleet]
     metrics, histograms = engines.METRICS[engine], engines.LATENCY_HISTOGRAMS[engine]
     window = WEDGE_WINDOW[metrics["tokens_counted"]]
     tokens = metrics["generation_tokens"]
@@ -255,15 +329,22 @@ def engine_recording_rules(engine):
             rules.append(_record("inferops:engine_%s_seconds:%s_5m" % (key, suffix),
                                  "histogram_quantile(%s, sum by (%s, le) (rate(%s_bucket[5m])))"
                                  % (quantile, BY, histograms[key])))
-    if metrics.get("spec_drafts") and metrics.get("spec_accepted"):
+    lacking = [(release, hosts, metrics_lacking(release, [rule["expr"] for rule in rules])) for release, hosts in fleet]
+    if any(names for _release, _hosts, names in lacking):
+        raise _lacking_error(engine, [entry for entry in lacking if entry[2]])
+
+    def exported(*names):
+        return all(names) and any(not metrics_lacking(release, names) for release in releases)
+
+    if exported(metrics.get("spec_drafts"), metrics.get("spec_accepted")):
         rules.append(_record("inferops:engine_spec_accepted_per_draft:ratio_rate10m",
                              "sum by (%s) (rate(%s[10m])) / sum by (%s) (rate(%s[10m]))"
                              % (BY, metrics["spec_accepted"], BY, metrics["spec_drafts"])))
-    elif metrics.get("spec_accept_length"):
+    elif exported(metrics.get("spec_accept_length")):
         # SGLang's gauge is the mean tokens per verify step: the accepted draft tokens plus one.
         rules.append(_record("inferops:engine_spec_accepted_per_draft:ratio_rate10m",
                              "max by (%s) (avg_over_time(%s[10m])) - 1" % (BY, metrics["spec_accept_length"])))
-    if metrics.get("spec_accepted_per_pos") and metrics.get("spec_drafts"):
+    if exported(metrics.get("spec_accepted_per_pos"), metrics.get("spec_drafts")):
         rules.append(_record("inferops:engine_spec_acceptance_by_position:ratio_rate10m",
                              "sum by (%s, position) (rate(%s[10m])) / on (%s) group_left sum by (%s) (rate(%s[10m]))"
                              % (BY, metrics["spec_accepted_per_pos"], BY, BY, metrics["spec_drafts"])))
@@ -272,6 +353,26 @@ def engine_recording_rules(engine):
     for rule in rules:
         rule["labels"] = {"inference_engine": engine}
     return rules
+
+
+def engine_rule_groups(entries):
+    """One recording-rule group per engine, for the releases the fleet's plans run it at.
+
+    An engine no host runs gets its rules for the newest stored release. A release lacking a metric
+    the rules read is an error naming the hosts that run it.
+    """
+    groups = []
+    for engine in sorted(engines.ENGINES):
+        hosts_at = {}
+        for entry in entries:
+            deployment = entry["deployment"]
+            if deployment["engine"] == engine:
+                release = engine_release(engine, (deployment.get("image") or {}).get("engine_version"))
+                hosts_at.setdefault(release.version, (release, []))[1].append(str(entry["host"]))
+        by_release = sorted(hosts_at.values(), key=lambda item: catalog.parse_version(item[0].version))
+        rules = engine_recording_rules(engine, by_release or None)
+        groups.append({"name": "inferops-engine-%s" % engine, "rules": rules})
+    return groups
 
 
 def objective_rules(deployments, options=None):
@@ -405,8 +506,7 @@ def alert_rules(hosts, options=None):
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
     targets = scrape_targets(entries, values)
-    groups = [{"name": "inferops-engine-%s" % engine, "rules": engine_recording_rules(engine)}
-              for engine in sorted(engines.ENGINES)]
+    groups = engine_rule_groups(entries)
     objectives_group = objective_rules([e["deployment"] for e in entries], values)
     if objectives_group:
         groups.append({"name": "inferops-objectives", "rules": objectives_group})
