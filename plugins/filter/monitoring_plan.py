@@ -27,6 +27,11 @@ options:
       - Each host's C(server_deployment) is its plan; its C(monitoring_scrape_address) (else
         C(ansible_host), else its name) is where the monitoring host reaches it; its
         C(monitoring_node_exporter_port) overrides C(options.node_exporter_port).
+      - The C(prometheus.prometheus) collection's node_exporter variables of a host are read too:
+        C(node_exporter_web_listen_address) (its port, when C(monitoring_node_exporter_port) is not
+        set for the host), C(node_exporter_web_telemetry_path) (the scrape path) and
+        C(node_exporter_textfile_dir) (must be where the watchdog writes when
+        C(options.node_exporter_install) is false).
     type: list
     elements: str
     required: true
@@ -39,7 +44,8 @@ options:
       - Keys C(scrape_interval), C(evaluation_interval), C(node_exporter_port), C(rules_file),
         C(credentials_dir), C(alertmanager), C(decode_floor_fraction), C(acceptance_fraction),
         C(ttft_margin), C(kv_cache_full_ratio), C(unified_memfree_floor_ratio),
-        C(restart_budget_low), C(watchdog_stale_seconds) (the role's C(monitoring_*) variables).
+        C(restart_budget_low), C(watchdog_stale_seconds), C(node_exporter_install),
+        C(extra_targets) (the role's C(monitoring_*) variables).
     type: dict
     default: {}
 """
@@ -61,24 +67,34 @@ _value:
   description:
     - C(targets) (one dict per scrape target), C(prometheus) (prometheus.yml), C(rules) (the rules
       file), C(credentials) (C(host), C(path), C(env), the API key files to write, by the secret's
-      name, never its value), C(textfile_dirs) (host to the watchdog's textfile directory).
+      name, never its value), C(textfile_dirs) (host to the watchdog's textfile directory),
+      C(node_exporters) (host to its node_exporter's C(listen_address), C(metrics_path) and
+      C(textfile_dir)).
   type: dict
 """
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import MonitoringError, monitoring_plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import (
+    MonitoringError,
+    monitoring_plan,
+    node_exporter_settings,
+)
 
 
 def _monitoring_plan(names, hostvars, options=None):
     hosts = []
-    for name in names or ():
-        facts = hostvars[name]
-        hosts.append({"host": str(name),
-                      "address": facts.get("monitoring_scrape_address") or facts.get("ansible_host") or str(name),
-                      "deployment": facts.get("server_deployment"),
-                      "node_exporter_port": facts.get("monitoring_node_exporter_port")})
     try:
+        for name in names or ():
+            facts = hostvars[name]
+            node = node_exporter_settings(str(name), facts, options)
+            hosts.append({"host": str(name),
+                          "address": facts.get("monitoring_scrape_address") or facts.get("ansible_host") or str(name),
+                          "deployment": facts.get("server_deployment"),
+                          "node_exporter_port": node["port"],
+                          "node_exporter_listen": node["listen_address"],
+                          "node_exporter_path": node["metrics_path"],
+                          "node_exporter_textfile_dir": facts.get("node_exporter_textfile_dir")})
         return monitoring_plan(hosts, options)
     except MonitoringError as exc:
         raise AnsibleFilterError(str(exc)) from exc

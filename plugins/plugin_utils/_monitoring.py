@@ -66,6 +66,8 @@ DEFAULTS = {
     "unified_memfree_floor_ratio": 0.02,
     "restart_budget_low": 1,
     "watchdog_stale_seconds": 300,
+    "node_exporter_install": True,
+    "extra_targets": {},
 }
 # option key -> (role variable, lowest, highest)
 _RANGES = {
@@ -106,9 +108,76 @@ def settings(options=None):
     for key in ("scrape_interval", "evaluation_interval"):
         if not _DURATION_RE.match(str(values[key])):
             errors.append("monitoring_%s is %r: write a Prometheus duration such as 15s or 1m" % (key, values[key]))
+    install = values["node_exporter_install"]
+    if isinstance(install, str) and install.strip().lower() in ("true", "false", "yes", "no"):
+        values["node_exporter_install"] = install.strip().lower() in ("true", "yes")
+    elif not isinstance(install, bool):
+        errors.append("monitoring_node_exporter_install is %r: write true or false" % (install,))
+    errors.extend(_extra_target_errors(values["extra_targets"]))
     if errors:
         raise MonitoringError("; ".join(errors))
     return values
+
+
+def _extra_target_errors(extra):
+    """What is wrong with ``monitoring_extra_targets`` (prometheus.prometheus' ``prometheus_targets`` shape)."""
+    variable = "monitoring_extra_targets (prometheus_targets)"
+    shape = "write {job name: [{targets: [host:port, ...], labels: {...}}]}"
+    if not isinstance(extra, Mapping):
+        return ["%s is a %s: %s" % (variable, type(extra).__name__, shape)]
+    errors = []
+    for job, configs in extra.items():
+        if not isinstance(job, str) or not job or job == "prometheus" or job.startswith("inferops-"):
+            errors.append("%s has the job %r: name it otherwise (prometheus and inferops-* are the role's own jobs)"
+                          % (variable, job))
+            continue
+        if not isinstance(configs, (list, tuple)) or not configs:
+            errors.append("%s[%s] is not a list of static configs: %s" % (variable, job, shape))
+            continue
+        for config in configs:
+            targets = config.get("targets") if isinstance(config, Mapping) else None
+            labels = config.get("labels", {}) if isinstance(config, Mapping) else None
+            if (not isinstance(targets, (list, tuple)) or not targets
+                    or not all(isinstance(t, str) and t for t in targets) or not isinstance(labels, Mapping)
+                    or set(config) - {"targets", "labels"}):
+                errors.append("%s[%s] has %r: %s" % (variable, job, config, shape))
+    return errors
+
+
+def node_exporter_port(listen_address, variable="node_exporter_web_listen_address"):
+    """The port of a node_exporter ``--web.listen-address`` (``0.0.0.0:9100``, ``:9100``, ``[::]:9100``)."""
+    host, colon, port = str(listen_address or "").rpartition(":")
+    if not colon or not port.isdigit() or not 0 < int(port) < 65536 or (host.startswith("[") != host.endswith("]")):
+        raise MonitoringError("%s is %r: write host:port, for example 0.0.0.0:9100 or :9100"
+                              % (variable, listen_address))
+    return int(port)
+
+
+def node_exporter_settings(host, hostvars, options=None):
+    """How one serving host's node_exporter listens, from its own variables.
+
+    ``{"listen_address", "port", "metrics_path"}``: the role's ``monitoring_node_exporter_port``
+    set for that host comes first, then prometheus.prometheus.node_exporter's
+    ``node_exporter_web_listen_address`` and ``node_exporter_web_telemetry_path`` (an operator's
+    node_exporter deployed by that collection is scraped where it listens), then the role default.
+    """
+    values = settings(options)
+    hostvars = hostvars or {}
+    if hostvars.get("monitoring_node_exporter_port") not in (None, ""):
+        port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))
+                   ["node_exporter_port"])
+        listen = ":%d" % port
+    elif hostvars.get("node_exporter_web_listen_address"):
+        listen = str(hostvars["node_exporter_web_listen_address"])
+        port = node_exporter_port(listen, "host %s: node_exporter_web_listen_address" % host)
+    else:
+        port = int(values["node_exporter_port"])
+        listen = ":%d" % port
+    path = str(hostvars.get("node_exporter_web_telemetry_path") or "/metrics")
+    if not path.startswith("/"):
+        raise MonitoringError("host %s: node_exporter_web_telemetry_path is %r: write a path such as /metrics"
+                              % (host, path))
+    return {"listen_address": listen, "port": port, "metrics_path": path}
 
 
 def _number(value):
@@ -177,7 +246,8 @@ def _host_entry(entry):
 def scrape_targets(hosts, options=None):
     """Every target Prometheus scrapes, from the serving hosts' plans.
 
-    ``hosts``: ``[{"host", "address", "deployment", "node_exporter_port"?}]``, ``address`` being
+    ``hosts``: ``[{"host", "address", "deployment", "node_exporter_port"?, "node_exporter_path"?}]``
+    (``node_exporter_settings`` gives the last two), ``address`` being
     where the monitoring host reaches it (the engine listens on the plan's port). One engine target and
     one node_exporter target per host; ``credentials_file`` is set when the engine wants an API
     key (the plan's ``api_key_env``, from the server_secrets channel).
@@ -206,7 +276,7 @@ def scrape_targets(hosts, options=None):
             "job": "inferops-node-%s" % host,
             "address": "%s:%d" % (address, int(entry.get("node_exporter_port") or values["node_exporter_port"])),
             "scheme": "http",
-            "metrics_path": "/metrics",
+            "metrics_path": entry.get("node_exporter_path") or "/metrics",
             "labels": {"host": host, "inferops_role": "node", "unified_memory": "true" if unified else "false"},
             "api_key_env": None,
             "credentials_file": None,
@@ -224,6 +294,11 @@ def prometheus_config(targets, options=None):
         if target.get("credentials_file"):
             job["authorization"] = {"type": "Bearer", "credentials_file": target["credentials_file"]}
         jobs.append(job)
+    # The operator's own targets (prometheus.prometheus' prometheus_targets: job -> static configs).
+    for job_name in sorted(values["extra_targets"]):
+        jobs.append({"job_name": job_name, "static_configs": [
+            {key: (list(config[key]) if key == "targets" else dict(config[key])) for key in config}
+            for config in values["extra_targets"][job_name]]})
     config = {
         "global": {"scrape_interval": values["scrape_interval"], "evaluation_interval": values["evaluation_interval"]},
         "rule_files": [values["rules_file"]],
@@ -514,23 +589,45 @@ def alert_rules(hosts, options=None):
     return {"groups": groups}
 
 
+def _textfile_dir(entry, values):
+    """The directory the host's watchdog writes to (None: none), checked against the operator's node_exporter."""
+    written = (entry["deployment"].get("options") or {}).get("textfile_dir") or None
+    read = entry.get("node_exporter_textfile_dir")
+    if not values["node_exporter_install"] and read and written and str(read).rstrip("/") != str(written).rstrip("/"):
+        raise MonitoringError(
+            "host %s: the watchdog writes its metrics to %s (server_watchdog_textfile_dir), but the operator's "
+            "node_exporter reads node_exporter_textfile_dir %s (monitoring_node_exporter_install is false): set "
+            "server_watchdog_textfile_dir to %s (its default follows node_exporter_textfile_dir), or let the role "
+            "install node_exporter (monitoring_node_exporter_install: true)" % (entry["host"], written, read, read))
+    return written
+
+
 def monitoring_plan(hosts, options=None):
     """Everything the monitoring role writes, from the serving hosts' plans.
 
     ``targets`` (scrape_targets), ``prometheus`` (prometheus.yml), ``rules`` (the rules file),
     ``credentials`` (``[{"host", "path", "env"}]``: the files holding an engine's API key, and the
     secret's name in the host's ``server_secrets``; never the key), ``textfile_dirs`` (``{host:
-    directory}``: where each host's watchdog writes its metrics, for node_exporter).
+    directory}``: where each host's watchdog writes its metrics, for node_exporter),
+    ``node_exporters`` (``{host: {"listen_address", "metrics_path", "textfile_dir"}}``: how the
+    role's node_exporter on each host is configured). A host entry's
+    ``node_exporter_textfile_dir`` (prometheus.prometheus' variable) must match the plan's
+    directory when the operator runs node_exporter (``node_exporter_install`` false).
     """
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
     targets = scrape_targets(entries, values)
+    textfile_dirs = {str(e["host"]): _textfile_dir(e, values) for e in entries}
     return {
         "targets": targets,
         "prometheus": prometheus_config(targets, values),
         "rules": alert_rules(entries, values),
         "credentials": [{"host": t["labels"]["host"], "path": t["credentials_file"], "env": t["api_key_env"]}
                         for t in targets if t.get("credentials_file")],
-        "textfile_dirs": {str(e["host"]): ((e["deployment"].get("options") or {}).get("textfile_dir") or None)
-                          for e in entries},
+        "textfile_dirs": textfile_dirs,
+        "node_exporters": {str(e["host"]): {
+            "listen_address": e.get("node_exporter_listen") or ":%d" % int(e.get("node_exporter_port")
+                                                                           or values["node_exporter_port"]),
+            "metrics_path": e.get("node_exporter_path") or "/metrics",
+            "textfile_dir": textfile_dirs[str(e["host"])]} for e in entries},
     }
