@@ -27,7 +27,7 @@ options:
       - Each host's C(server_deployment) is its plan; its C(monitoring_scrape_address) (else
         C(ansible_host), else its name) is where the monitoring host reaches it; its
         C(monitoring_node_exporter_port) overrides C(options.node_exporter_port).
-      - The C(prometheus.prometheus) collection's node_exporter variables of a host are read too:
+      - The C(prometheus.prometheus) collection's node_exporter variables of a host are read too,
         C(node_exporter_web_listen_address) (its port, when C(monitoring_node_exporter_port) is not
         set for the host), C(node_exporter_web_telemetry_path) (the scrape path) and
         C(node_exporter_textfile_dir) (must be where the watchdog writes when

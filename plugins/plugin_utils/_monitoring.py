@@ -359,9 +359,9 @@ def _lacking_error(engine, lacking_by_release):
         for name in lacking:
             near = catalog.suggest(name, release.metrics)
             named.append("%s%s" % (name, " (it exports %s)" % ", ".join(near) if near else ""))
-        parts.append("%s (the catalog's release for %s) does not export %s"
-                     % (release.label, ("host " + ", ".join(hosts)) if hosts else "the newest stored release",
-                        "; ".join(named)))
+        parts.append("%s (%s) does not export %s"
+                     % (release.label, ("the catalog's release for host " + ", ".join(hosts)) if hosts
+                        else "the newest stored release: no host runs the engine", "; ".join(named)))
     return MonitoringError(
         "the monitoring rules read %s metrics that the engine release does not export: %s. A renamed metric: "
         "update the engine's names in plugins/plugin_utils/_engines.py (METRICS, PROMPT_TOKENS, "

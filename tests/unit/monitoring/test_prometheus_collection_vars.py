@@ -106,8 +106,8 @@ PROMETHEUS_TARGETS = {  # prometheus-community/ansible roles/prometheus/defaults
 def test_prometheus_targets_become_scrape_jobs_beside_the_derived_ones(tmp_path):
     plan = monitoring_plan(["spark-1", "g7e-1"], hostvars(), {"extra_targets": PROMETHEUS_TARGETS})
     jobs = {j["job_name"]: j for j in plan["prometheus"]["scrape_configs"]}
-    assert jobs["node"] == {"job_name": "node", "static_configs": [{"targets": ["localhost:9100"],
-                                                                     "labels": {"env": "test"}}]}
+    assert jobs["node"] == {"job_name": "node",
+                            "static_configs": [{"targets": ["localhost:9100"], "labels": {"env": "test"}}]}
     assert jobs["blackbox"]["static_configs"] == [{"targets": ["10.0.0.9:9115", "10.0.0.10:9115"]}]
     assert "inferops-engine-spark-1" in jobs
     promtool = shutil.which("promtool")

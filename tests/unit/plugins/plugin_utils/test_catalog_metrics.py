@@ -29,6 +29,7 @@ def _lib(name):
 def metrics(src, engine):
     return _lib("metrics").metrics(src, engine)
 
+
 # vllm-0.33.0 vllm/v1/spec_decode/metrics.py (SpecDecodingProm.__init__, cut): names from a loop over tuples.
 VLLM_SPEC_DECODE = '''
 import prometheus_client
