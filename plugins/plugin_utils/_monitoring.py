@@ -164,8 +164,11 @@ def node_exporter_settings(host, hostvars, options=None):
     values = settings(options)
     hostvars = hostvars or {}
     if hostvars.get("monitoring_node_exporter_port") not in (None, ""):
-        port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))
-                   ["node_exporter_port"])
+        try:
+            port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))
+                       ["node_exporter_port"])
+        except MonitoringError as exc:
+            raise MonitoringError("host %s: %s" % (host, exc)) from exc
         listen = ":%d" % port
     elif hostvars.get("node_exporter_web_listen_address"):
         listen = str(hostvars["node_exporter_web_listen_address"])

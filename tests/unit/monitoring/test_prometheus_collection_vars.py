@@ -68,6 +68,11 @@ def test_the_role_variable_set_for_a_host_wins():
     assert plan["node_exporters"]["spark-1"]["listen_address"] == ":9101"
 
 
+def test_a_bad_port_set_for_a_host_names_the_host():
+    with pytest.raises(AnsibleFilterError, match="host spark-1: monitoring_node_exporter_port is 0: it must be between"):
+        monitoring_plan(["spark-1"], hostvars(monitoring_node_exporter_port=0))
+
+
 @pytest.mark.parametrize("address, port", [("0.0.0.0:9100", 9100), (":9300", 9300), ("[::]:9101", 9101),
                                            ("10.1.2.3:9100", 9100)])
 def test_listen_addresses(address, port):
