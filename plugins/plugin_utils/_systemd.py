@@ -10,8 +10,9 @@ systemd reads a unit line by line: a newline in a value starts a new setting (``
 injected by a variable), ``%`` starts a specifier (``%i``, ``%h``), and on an ``Exec*=`` command
 line a word ends at whitespace, ``$`` expands an environment variable and a backslash starts a
 C escape (systemd.service(5) "Command lines", systemd.unit(5) "Specifiers"). systemd_escape()
-writes a value bare where it can (the serving unit), unit_word() always as one double-quoted word
-(the watchdog unit's paths); both refuse what no quoting can carry, naming the variable.
+is the one writer of such values: bare where it can (the serving unit's ``server_docker_host``),
+or always as one double-quoted word (the watchdog unit's paths); it refuses what no quoting can
+carry, naming the variable.
 """
 from __future__ import annotations
 
@@ -24,22 +25,28 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 # What a command-line word can hold bare; anything else is double-quoted.
 _BARE_WORD_RE = re.compile(r"[A-Za-z0-9_@%+=:,./$-]+")
 KINDS = ("exec", "text")
+QUOTES = ("auto", "always")
 
 
 class SystemdValueError(ValueError):
     """A value that no unit file line can carry; the message names the variable."""
 
 
-def systemd_escape(value, var="value", kind="exec"):
+def systemd_escape(value, var="value", kind="exec", quote="auto", suffix=""):
     """``value`` as it must be written into a unit file, so that systemd reads back exactly ``value``.
 
     ``kind="exec"``: one word of an ``ExecStart=``-style command line (``%`` -> ``%%``, ``$`` ->
-    ``$$``, double-quoted with ``\\`` and ``"`` escaped when it holds anything but plain characters).
-    ``kind="text"``: a plain setting value (``Description=``): ``%`` -> ``%%`` only.
-    A control character (newline, CR, tab, NUL...) or an empty exec word is refused, naming ``var``.
+    ``$$``). ``kind="text"``: a setting's value where ``$`` is literal: ``%`` -> ``%%`` only.
+    ``quote="auto"``: an exec word is double-quoted (``\\`` and ``"`` escaped) only when it holds
+    anything but plain characters, a text value never. ``quote="always"``: one double-quoted
+    word either way (a path in ``ReadWritePaths=`` is a text word: quoted, ``$`` kept).
+    ``suffix`` is appended as written, inside the quotes: a specifier the unit means
+    (``/watchdog-%i.json``), never a value from a variable.
+    A control character (newline, CR, tab, NUL...) or an empty word is refused, naming ``var``.
     """
-    if kind not in KINDS:
-        raise SystemdValueError("systemd_escape: kind %r is not one of %s" % (kind, ", ".join(KINDS)))
+    for name, got, choices in (("kind", kind, KINDS), ("quote", quote, QUOTES)):
+        if got not in choices:
+            raise SystemdValueError("systemd_escape: %s %r is not one of %s" % (name, got, ", ".join(choices)))
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise SystemdValueError("%s: got a %s; expected a single-line string for a systemd unit"
                                 % (var, type(value).__name__))
@@ -50,33 +57,15 @@ def systemd_escape(value, var="value", kind="exec"):
                                 "end its line in the systemd unit (and start another setting); remove it"
                                 % (var, bad.group(0), bad.start()))
     text = text.replace("%", "%%")
-    if kind == "text":
-        return text
+    if kind == "text" and quote == "auto":
+        return text + suffix
     if not text:
-        raise SystemdValueError("%s: got an empty string; expected a word for the unit's command line" % var)
-    text = text.replace("$", "$$")
-    if _BARE_WORD_RE.fullmatch(text):
-        return text
-    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def unit_word(value, variable, exec_arg=False, suffix=""):
-    """``value`` as one double-quoted word of a unit file setting.
-
-    Backslashes and double quotes are escaped, ``%`` doubled (systemd's specifiers), and with
-    ``exec_arg`` (an ``ExecStart=`` argument) ``$`` doubled (its variable expansion). ``suffix`` is
-    appended inside the quotes unescaped, for a specifier the unit means (``/watchdog-%i.json``).
-    Control characters (a newline would start a new setting) are refused, naming ``variable``.
-    """
-    if not isinstance(value, str) or not value:
-        raise SystemdValueError("%s must be a non-empty string, got %r" % (variable, value))
-    if _CONTROL_RE.search(value):
-        raise SystemdValueError("%s holds a control character (a newline, a tab, ...): it cannot be written into a "
-                                "systemd unit; use a path without one" % variable)
-    text = value.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
-    if exec_arg:
+        raise SystemdValueError("%s: got an empty string; expected a word for the systemd unit" % var)
+    if kind == "exec":
         text = text.replace("$", "$$")
-    return '"%s%s"' % (text, suffix)
+    if quote == "auto" and _BARE_WORD_RE.fullmatch(text + suffix):
+        return text + suffix
+    return '"%s%s"' % (text.replace("\\", "\\\\").replace('"', '\\"'), suffix)
 
 
 def _allowed_address(url, variable):
@@ -100,18 +89,21 @@ def watchdog_unit(dirs, docker_host, drop_caches_file=None):
     watchdog never drops caches. The sandbox lets it write only its state and textfile
     directories and that file; it keeps CAP_SYS_ADMIN only when it must write /proc/sys.
     """
+    def word(value, var, kind="text", suffix=""):  # every path is one double-quoted word, whatever it holds
+        return systemd_escape(value, var, kind, quote="always", suffix=suffix)
+
     for key in ("script_dir", "config_dir", "state_dir"):
-        unit_word(dirs.get(key), "server_" + key)
-    writable = [unit_word(dirs["state_dir"], "server_state_dir")]
+        word(dirs.get(key), "server_" + key)
+    writable = [word(dirs["state_dir"], "server_state_dir")]
     if dirs.get("textfile_dir"):
-        writable.append(unit_word(dirs["textfile_dir"], "server_watchdog_textfile_dir"))
+        writable.append(word(dirs["textfile_dir"], "server_watchdog_textfile_dir"))
     if drop_caches_file:
-        writable.append(unit_word(drop_caches_file, "server_drop_caches_file"))
+        writable.append(word(drop_caches_file, "server_drop_caches_file"))
     allowed = sorted({"localhost", _allowed_address(docker_host, "server_docker_host")})
     return {
         "exec_start": "/usr/bin/python3 %s --config %s" % (
-            unit_word(dirs["script_dir"].rstrip("/") + "/inferops_watchdog.py", "server_script_dir", exec_arg=True),
-            unit_word(dirs["config_dir"].rstrip("/"), "server_config_dir", exec_arg=True, suffix="/watchdog-%i.json")),
+            word(str(dirs["script_dir"]).rstrip("/") + "/inferops_watchdog.py", "server_script_dir", "exec"),
+            word(str(dirs["config_dir"]).rstrip("/"), "server_config_dir", "exec", suffix="/watchdog-%i.json")),
         "read_write_paths": " ".join(writable),
         # Writing /proc/sys/vm/drop_caches needs CAP_SYS_ADMIN, a plain file (the lab's) none.
         "capabilities": "CAP_SYS_ADMIN" if (drop_caches_file or "").startswith("/proc/sys/") else "",

@@ -168,8 +168,8 @@ def tag_digest():
     return run([NIGHTLY, "digest", TAG]).stdout.strip()
 
 
-def write_inventory(directory, hosts, group_vars):
-    """An inventory in ``directory``: ``hosts`` ({name: server_port}) in the ``spark`` group of
+def write_inventory(directory, hosts, group_vars, group="spark"):
+    """An inventory in ``directory``: ``hosts`` ({name: server_port}) in the ``group`` group of
     ``serving``, reached with ``docker exec``, ``group_vars`` for ``serving``, and a copy of the
     lab's lock and apt key pin (tests/lab/lab.sh up writes both). Returns ``directory``."""
     os.makedirs(os.path.join(directory, "group_vars", "all"))
@@ -177,8 +177,8 @@ def write_inventory(directory, hosts, group_vars):
         "vars": {"ansible_connection": "community.docker.docker"},
         # Each host's node_exporter (site.yml's monitoring play) on a port of its own on the shared
         # loopback: 9111 for the Spark serving on 8111 (the lab fleet's are 9101, 9102).
-        "children": {"spark": {"hosts": {name: {"server_port": port, "monitoring_node_exporter_port": port + 1000}
-                                         for name, port in hosts.items()}}}}}}}
+        "children": {group: {"hosts": {name: {"server_port": port, "monitoring_node_exporter_port": port + 1000}
+                                       for name, port in hosts.items()}}}}}}}
     with open(os.path.join(directory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(inventory, handle)
     with open(os.path.join(directory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:

@@ -60,18 +60,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
 import yaml
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAB = os.path.join(ROOT, "tests", "lab")
-DOCKER = "/usr/bin/docker"
-NIGHTLY = os.path.join(LAB, "nightly.sh")
-TAG = "cu130-nightly"
-IMAGE = "vllm/vllm-openai:" + TAG
+import labkit
+from labkit import DOCKER, IMAGE, LAB, NIGHTLY, ROOT, TAG, exec_on, known_bad, lock, playbook, run, write_inventory
+
 HOST, PORT = "bm-spark", 8151
 # How many times faster than the performance model the simulator runs (the module docstring).
 SCALE = float(os.environ.get("INFEROPS_LAB_BENCH_TIME_SCALE", "8"))
@@ -97,48 +92,14 @@ SEED000 = {1: 23.6, 4: 47.1, 32: 131.3}
 # version is tests/bench/test_benchmark_playbook.py).
 pytestmark = [pytest.mark.lab, pytest.mark.heavy]
 
-GROUP_VARS = {
-    "inferops_become": False,
-    "lab_target_image": "inferops-lab/target:bookworm",
-    "lab_hardware": "gb10",
-    "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
-    "container_toolkit_version": "1.17.8-1",
-    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
-    "server_registry_prefix": "127.0.0.1:5000",
-    "server_network_mode": "host",
-    "server_ready_timeout": 180,
-    "server_request_timeout": 60,
-    "preflight_disk_free_gib": 2,
-    "preflight_disk_free_gib_cached": 1,
-    "preflight_meminfo_path": "/etc/inferops-lab/meminfo",
-    "server_profile": "gb10-nvfp4-mtp-throughput",
+# The lab's settings (labkit.GROUP_VARS: a copy, never changed) with this file's own.
+GROUP_VARS = dict(
+    labkit.GROUP_VARS,
     # ENGINE_SIM_TIME_SCALE: the simulator runs its performance model SCALE times faster (docstring).
-    "server_profile_overrides": {"args": {"host": "127.0.0.1"},
-                                 "env": {"ENGINE_SIM_TIME_SCALE": "%g" % SCALE}},
+    server_profile_overrides={"args": {"host": "127.0.0.1"}, "env": {"ENGINE_SIM_TIME_SCALE": "%g" % SCALE}},
     # The engines listen on this machine's loopback (host networking); the load generator runs here.
-    "benchmark_address": "127.0.0.1",
-    # As the lab fleet: no weights staged in the lab yet (labkit.GROUP_VARS).
-    "model_cache_enabled": False,
-}
-
-
-def run(args, check=True, **kwargs):
-    result = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s\n%s"
-                             % (args, result.returncode, result.stdout[-6000:], result.stderr[-3000:]))
-    return result
-
-
-def playbook(inventory, path, *extra, check=True):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               PATH=os.path.join(ROOT, ".venv", "bin") + os.pathsep + os.environ["PATH"])
-    return run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), "-i", inventory, path, *extra],
-               check=check, cwd=ROOT, env=env)
-
-
-def exec_on(host, script, check=True):
-    return run([DOCKER, "exec", host, "bash", "-c", script], check=check)
+    benchmark_address="127.0.0.1",
+)
 
 
 def container_args(host):
@@ -149,19 +110,6 @@ def container_image(host):
     return exec_on(host, "docker inspect -f '{{.Config.Image}}' inferops-serving").stdout.strip()
 
 
-def lock(inventory):
-    with open(os.path.join(inventory, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["inferops_serving_image_lock"]["images"]
-
-
-def known_bad(inventory):
-    path = os.path.join(inventory, "group_vars", "all", "known_bad_images.yml")
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)["inferops_known_bad_images"]
-
-
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     if os.geteuid() != 0:
@@ -169,19 +117,7 @@ def fleet(tmp_path_factory):
     run([os.path.join(LAB, "lab.sh"), "up"])
     run([os.path.join(ROOT, "scripts", "loadgen-env")], timeout=1800)
     original = run([NIGHTLY, "digest", TAG]).stdout.strip()
-    inventory = str(tmp_path_factory.mktemp("bench-inventory"))
-    os.makedirs(os.path.join(inventory, "group_vars", "all"))
-    hosts = {"all": {"children": {"serving": {
-        "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"spark": {"hosts": {HOST: {"server_port": PORT,
-                                                "monitoring_node_exporter_port": PORT + 1000}}}}}}}}
-    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle)
-    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(GROUP_VARS, handle)
-    for name in ("image_lock.yml", "apt_signing_key.yml"):
-        shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", name),
-                    os.path.join(inventory, "group_vars", "all", name))
+    inventory = write_inventory(str(tmp_path_factory.mktemp("bench-inventory")), {HOST: PORT}, GROUP_VARS)
     run([DOCKER, "rm", "-f", HOST], check=False)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))
@@ -327,21 +263,11 @@ def g7e_fleet(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("the lab runs as root")
     run([os.path.join(LAB, "lab.sh"), "up"])
-    inventory = str(tmp_path_factory.mktemp("bench-g7e-inventory"))
-    os.makedirs(os.path.join(inventory, "group_vars", "all"))
-    hosts = {"all": {"children": {"serving": {
-        "vars": {"ansible_connection": "community.docker.docker"},
-        "children": {"g7e": {"hosts": {G7E_HOST: {"server_port": G7E_PORT,
-                                                  "monitoring_node_exporter_port": G7E_PORT + 1000}}}}}}}}
-    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle)
     group_vars = dict(GROUP_VARS, lab_hardware="rtx-pro-6000-x8", server_profile="g7e-fp8-sglang",
                       server_profile_overrides={"args": {"host": "127.0.0.1"},
                                                 "env": {"ENGINE_SIM_TIME_SCALE": "%g" % G7E_SCALE}})
-    with open(os.path.join(inventory, "group_vars", "serving.yml"), "w", encoding="utf-8") as handle:
-        yaml.safe_dump(group_vars, handle)
-    shutil.copy(os.path.join(ROOT, "inventories", "lab", "group_vars", "all", "image_lock.yml"),
-                os.path.join(inventory, "group_vars", "all", "image_lock.yml"))
+    inventory = write_inventory(str(tmp_path_factory.mktemp("bench-g7e-inventory")), {G7E_HOST: G7E_PORT},
+                                group_vars, group="g7e")
     run([DOCKER, "rm", "-f", G7E_HOST], check=False)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))

@@ -29,8 +29,8 @@ import shutil
 import pytest
 import yaml
 
-from labkit import (GROUP_VARS, IMAGE, LAB_APT_KEY, MEMINFO, NIGHTLY, ROOT, SPARK_1, SPARKS, TAG, container, exec_on, folded,
-                    lock_text, module_fleet, playbook, recap, run, tag_digest)
+from labkit import (GROUP_VARS, IMAGE, MEMINFO, NIGHTLY, ROOT, SPARK_1, SPARKS, TAG, container, exec_on, folded, lock_text,
+                    module_fleet, playbook, recap, run, tag_digest, write_inventory)
 
 HOST = SPARK_1
 PORT = SPARKS[HOST]
@@ -111,12 +111,15 @@ def test_pin_writes_the_lock_of_an_inventory_shaped_like_inventories_example(fle
     # The example's groups and group_vars as shipped; its hosts replaced by the lab host, which
     # carries the lab's settings (registry, apt repository, simulated hardware) as host vars.
     hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
-    lab_vars = {k: v for k, v in GROUP_VARS.items() if k != "server_profile"}
-    # docker exec as root (the example's ansible_user is the fleet's SSH user).
-    lab_vars.update(server_port=PORT, monitoring_node_exporter_port=PORT + 1000,
-                    ansible_connection="community.docker.docker", ansible_user="root")
-    with open(LAB_APT_KEY, encoding="utf-8") as handle:
-        lab_vars.update(yaml.safe_load(handle))
+    # The lab's vars as labkit.write_inventory gives a lab host (their one home): the serving group's
+    # (docker exec), the host's own (its ports) and the apt key pin, with GROUP_VARS but the profile.
+    lab = write_inventory(str(tmp_path / "lab"), {HOST: PORT}, {})
+    with open(os.path.join(lab, "hosts.yml"), encoding="utf-8") as handle:
+        lab_serving = yaml.safe_load(handle)["all"]["children"]["serving"]
+    with open(os.path.join(lab, "group_vars", "all", "apt_signing_key.yml"), encoding="utf-8") as handle:
+        lab_vars = dict(yaml.safe_load(handle), **lab_serving["vars"], **lab_serving["children"]["spark"]["hosts"][HOST])
+    lab_vars.update({k: v for k, v in GROUP_VARS.items() if k != "server_profile"})
+    lab_vars["ansible_user"] = "root"  # docker exec as root (the example's ansible_user is the fleet's SSH user)
     hosts["all"]["children"]["serving"]["children"] = {"spark": {"hosts": {HOST: lab_vars}}}
     (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
     current = run([NIGHTLY, "digest", TAG]).stdout.strip()
