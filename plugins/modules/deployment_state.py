@@ -131,12 +131,11 @@ corrupt_copy:
 
 import datetime
 import os
-import tempfile
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.serving.plugins.module_utils import _state_file
+from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _state_file
 
 
 def _read(path):
@@ -153,17 +152,7 @@ def _write(path, text):
     if not os.path.isdir(directory):
         os.makedirs(directory)
         os.chmod(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    _host_files.atomic_write(path, text.encode("utf-8"), 0o644)
 
 
 def main():

@@ -115,12 +115,12 @@ path:
 import errno
 import fcntl
 import os
-import tempfile
 import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.inferops.serving.plugins.module_utils import _host_files
 from ansible_collections.inferops.serving.plugins.module_utils._inventory_file import (
     InventoryFileError,
     header_of,
@@ -176,21 +176,6 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return None
-
-
-def _write(path, text, mode):
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _mode(module, value):
@@ -250,7 +235,7 @@ def main():
         after = render(new, header, yaml.safe_dump)
         changed = (data or {}) != new or text is None
         if changed and not module.check_mode:
-            _write(path, after, mode)
+            _host_files.atomic_write(path, after.encode("utf-8"), mode)
         return dict(changed=changed, entry=entry, path=path,
                     diff=dict(before=text or "", after=after if changed else (text or ""),
                               before_header=path, after_header=path))
