@@ -13,6 +13,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -60,6 +61,9 @@ def test_the_pinned_key_would_be_installed(tmp_path, key_server):
     result = key_step(tmp_path, key_server + "/ed25519.asc", [ED25519.lower()])
     assert result.returncode == 0, result.stdout[-3000:]
     assert "Install the repository signing key" in result.stdout
+    # The check passed, so its refusal did not run (a converge runs no task for it).
+    refusal = result.stdout.split("Refuse a signing key whose fingerprint is not pinned]")[1]
+    assert re.match(r"[^\n]*\nskipping: \[localhost\]", refusal), refusal[:300]
 
 
 @pytest.mark.parametrize("served", ["rsa2048.asc", "both.asc"])
