@@ -114,6 +114,10 @@ def measure(label, root, inventory, limit, forks):
           "(%.2f s/host)  wall=%.1f s"
           % (label, "1 host" if limit else "all", len(hosts), executed, skipped, changed, cpu, cpu / len(hosts), wall),
           flush=True)
+    # The hosts differ: the `monitoring` host also runs Prometheus, the `gateway` host only the gateway.
+    print("          tasks executed (skipped) by host: %s"
+          % ", ".join("%s %d (%d)" % (h, recap[h]["ok"] + recap[h]["changed"], recap[h]["skipped"]) for h in recap
+                      if h != "localhost"), flush=True)
     return {"hosts": len(hosts), "executed": executed, "skipped": skipped, "cpu": cpu, "cpu_host": cpu / len(hosts),
             "wall": wall, "changed": changed}
 
