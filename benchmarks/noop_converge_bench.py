@@ -18,8 +18,9 @@ Needs the lab (tests/lab/lab.sh up) and its fleet (tests/lab/fleet.yml); run it 
 lock (flock /work/lab.lock ...). More hosts: --hosts N makes a fleet of N hosts from the
 inventory (its hosts, then copies of its first host lab-bench-<i>, each with its own server_port
 from --port-base and node_exporter port 1000 above it), creates the copies with
-tests/lab/fleet.yml, and removes them afterwards. Or pass a larger fleet inventory of your own with --inventory (fleet.yml creates any host of its
-`serving` group). Forks: -f N (default: ansible.cfg's, or the number of hosts with --hosts).
+tests/lab/fleet.yml, and removes them afterwards. Or pass a larger fleet inventory of your own
+with --inventory (fleet.yml creates any host of its `serving` group). Forks: -f N (default:
+ansible.cfg's, or the number of hosts with --hosts).
 """
 from __future__ import annotations
 
