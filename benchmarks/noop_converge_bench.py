@@ -17,9 +17,10 @@ most 3x the wall time of one).
 Needs the lab (tests/lab/lab.sh up) and its fleet (tests/lab/fleet.yml); run it under the lab's
 lock (flock /work/lab.lock ...). More hosts: --hosts N makes a fleet of N hosts from the
 inventory (its hosts, then copies of its first host lab-bench-<i>, each with its own server_port
-from --port-base), creates the copies with tests/lab/fleet.yml, and removes them afterwards.
-Or pass a larger fleet inventory of your own with --inventory (fleet.yml creates any host of its
-`serving` group). Forks: -f N (default: ansible.cfg's, or the number of hosts with --hosts).
+from --port-base and node_exporter port 1000 above it), creates the copies with
+tests/lab/fleet.yml, and removes them afterwards. Or pass a larger fleet inventory of your own
+with --inventory (fleet.yml creates any host of its `serving` group). Forks: -f N (default:
+ansible.cfg's, or the number of hosts with --hosts).
 """
 from __future__ import annotations
 
@@ -79,8 +80,8 @@ def hosts_of(inventory):
 
 def larger_fleet(inventory, count, port_base, workdir):
     """An inventory of ``count`` hosts: ``inventory``'s hosts, then copies of its first host
-    (same groups, so the same group_vars and profile; each its own server_port). Returns
-    (path, the names of the copies)."""
+    (same groups, so the same group_vars and profile; each its own server_port and node_exporter
+    port). Returns (path, the names of the copies)."""
     with open(os.path.join(inventory, "hosts.yml") if os.path.isdir(inventory) else inventory,
               encoding="utf-8") as handle:
         data = yaml.safe_load(handle)
@@ -91,7 +92,9 @@ def larger_fleet(inventory, count, port_base, workdir):
     members = serving["children"][group].setdefault("hosts", {})
     copies = ["lab-bench-%d" % i for i in range(1, count - len(hosts) + 1)]
     for index, name in enumerate(copies):
-        members[name] = {"server_port": port_base + index}
+        # node_exporter on a port of its own too (the lab's rule: server_port + 1000), or every
+        # copy's would collide with the first host's on the shared loopback.
+        members[name] = {"server_port": port_base + index, "monitoring_node_exporter_port": port_base + index + 1000}
     os.makedirs(workdir, exist_ok=True)
     base = inventory if os.path.isdir(inventory) else os.path.dirname(inventory)
     os.symlink(os.path.join(base, "group_vars"), os.path.join(workdir, "group_vars"))
@@ -114,6 +117,10 @@ def measure(label, root, inventory, limit, forks):
           "(%.2f s/host)  wall=%.1f s"
           % (label, "1 host" if limit else "all", len(hosts), executed, skipped, changed, cpu, cpu / len(hosts), wall),
           flush=True)
+    # The hosts differ: the `monitoring` host also runs Prometheus, the `gateway` host only the gateway.
+    print("          tasks executed (skipped) by host: %s"
+          % ", ".join("%s %d (%d)" % (h, recap[h]["ok"] + recap[h]["changed"], recap[h]["skipped"]) for h in recap
+                      if h != "localhost"), flush=True)
     return {"hosts": len(hosts), "executed": executed, "skipped": skipped, "cpu": cpu, "cpu_host": cpu / len(hosts),
             "wall": wall, "changed": changed}
 

@@ -10,8 +10,14 @@
 ``parse_deb822`` one stanza of a ``.sources`` file; ``toolkit_steps(observed, wanted)`` returns
 the role's steps that are not done yet, each with its reason. A host where every step is done
 (a converge that changes nothing) then skips them without running their modules.
+``installed_key_sha256(path)`` is the SHA-256 of the signing key file as the role installs it
+(root's, mode 0644), so a converge whose downloaded key is that key skips its install.
 """
 from __future__ import annotations
+
+import hashlib
+import os
+import stat
 
 # The role's steps, in its order (tasks/toolkit.yml, configure.yml, docker.yml).
 STEPS = ("prerequisites", "repository", "pin", "install", "hold", "daemon_json", "docker_install", "docker_start")
@@ -100,3 +106,21 @@ def toolkit_steps(observed, wanted):
         reasons["docker_start"] = "Docker is %s and %s" % ("running" if observed.get("docker_active") else "not running",
                                                            "enabled" if observed.get("docker_enabled") else "not enabled")
     return {"steps": [s for s in STEPS if s in reasons], "reasons": reasons}
+
+
+def installed_key_sha256(path):
+    """The hex SHA-256 of ``path`` when it is a regular file owned by root:root with mode 0644 (as
+    the role's copy task writes the signing key), else None (missing, or the install must run to
+    put its owner or mode back)."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if os.path.islink(path) or not stat.S_ISREG(info.st_mode):
+                return None
+            if (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) != (0, 0, 0o644):
+                return None
+            return hashlib.sha256(handle.read()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None

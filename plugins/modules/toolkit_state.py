@@ -13,8 +13,9 @@ author: inferops.serving contributors (@inferops)
 description:
   - Reads, in one module run and without changing anything, the installed versions and dpkg
     selections of the toolkit packages, the apt repository file, the apt pin file, whether
-    merging the nvidia runtime into C(daemon.json) would change it, and whether Docker runs and
-    is enabled; returns the role's steps that are not done yet, each with its reason.
+    merging the nvidia runtime into C(daemon.json) would change it, whether Docker runs and
+    is enabled, and the SHA-256 of the installed signing key; returns the role's steps that are
+    not done yet, each with its reason.
   - The container_toolkit role runs only those steps, so a converge that changes nothing skips
     the package, repository and daemon tasks without running their modules.
 extends_documentation_fragment:
@@ -55,6 +56,12 @@ options:
     description: The fields the repository file must have (C(Types), C(URIs), C(Suites), C(Architectures), C(Signed-By)).
     type: dict
     default: {}
+  keyring:
+    description:
+      - The repository's signing key file. Its SHA-256 is returned as RV(keyring_sha256) when it is a
+        regular file owned by root with mode C(0644), as the role installs it; the role skips the
+        key's install when the downloaded key has that digest.
+    type: path
   preferences_path:
     description: The apt pin file.
     type: path
@@ -140,6 +147,13 @@ apt_lists:
   description: How many apt package lists the host has (none on a fresh minimal image).
   returned: success
   type: int
+keyring_sha256:
+  description:
+    - The hex SHA-256 of O(keyring); null when it is missing, not a regular file, not owned by
+      root:root or not mode C(0644) (the role's install then runs), or when O(keyring) is not given.
+  returned: success
+  type: str
+  sample: 8f2e0c3b5d7a9e1f4c6b8a0d2e4f6a8c0b2d4e6f8a0c2e4b6d8f0a2c4e6b8d0f
 """
 
 import glob
@@ -149,6 +163,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inferops.serving.plugins.module_utils._daemon_json import DaemonJsonError, merge_text
 from ansible_collections.inferops.serving.plugins.module_utils._toolkit import (
     parse_deb822,
+    installed_key_sha256,
     parse_dpkg_query,
     toolkit_steps,
 )
@@ -171,6 +186,7 @@ def main():
             manage_repository=dict(type="bool", default=True),
             repository_file=dict(type="path", default="/etc/apt/sources.list.d/nvidia-container-toolkit.sources"),
             repository=dict(type="dict", default={}),
+            keyring=dict(type="path"),
             preferences_path=dict(type="path", default="/etc/apt/preferences.d/nvidia-container-toolkit"),
             preferences=dict(type="str", required=True),
             prerequisites=dict(type="list", elements="str", default=[]),
@@ -221,7 +237,7 @@ def main():
                      converged=not decided["steps"],
                      installed={name: packages[name]["version"] for name in names if name in packages},
                      docker_installed=any(name in packages for name in p["docker_packages"]),
-                     apt_lists=observed["apt_lists"])
+                     apt_lists=observed["apt_lists"], keyring_sha256=installed_key_sha256(p["keyring"]))
 
 
 if __name__ == "__main__":

@@ -10,9 +10,11 @@ Check mode: nothing is written on this machine.
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -44,10 +46,12 @@ def key_server():
     server.server_close()
 
 
-def key_step(tmp_path, url, pinned):
+def key_step(tmp_path, url, pinned, installed=None):
+    """The key step in check mode; ``installed``: toolkit_state's keyring_sha256 (the key on the host)."""
     (tmp_path / "play.yml").write_text(PLAY)
     extra = {"container_toolkit_repository_key_url": url, "container_toolkit_repository_key_fingerprints": pinned,
-             "__container_toolkit_state": {"steps": []}, "ansible_python_interpreter": sys.executable}
+             "__container_toolkit_state": {"steps": [], "keyring_sha256": installed},
+             "ansible_python_interpreter": sys.executable}
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0", no_proxy="127.0.0.1")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -60,6 +64,18 @@ def test_the_pinned_key_would_be_installed(tmp_path, key_server):
     result = key_step(tmp_path, key_server + "/ed25519.asc", [ED25519.lower()])
     assert result.returncode == 0, result.stdout[-3000:]
     assert "Install the repository signing key" in result.stdout
+    # The check passed, so its refusal did not run (a converge runs no task for it).
+    refusal = result.stdout.split("Refuse a signing key whose fingerprint is not pinned]")[1]
+    assert re.match(r"[^\n]*\nskipping: \[localhost\]", refusal), refusal[:300]
+
+
+def test_the_pinned_key_already_installed_is_not_written_again(tmp_path, key_server):
+    with open(os.path.join(KEYS, "ed25519.asc"), "rb") as handle:
+        installed = hashlib.sha256(handle.read()).hexdigest()
+    result = key_step(tmp_path, key_server + "/ed25519.asc", [ED25519], installed=installed)
+    assert result.returncode == 0, result.stdout[-3000:]
+    install = result.stdout.split("Install the repository signing key]")[1]
+    assert re.match(r"[^\n]*\nskipping: \[localhost\]", install), install[:300]
 
 
 @pytest.mark.parametrize("served", ["rsa2048.asc", "both.asc"])

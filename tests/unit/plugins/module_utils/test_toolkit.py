@@ -7,7 +7,13 @@ bookworm) after a converge (2026-11-30).
 """
 from __future__ import annotations
 
+import hashlib
+import os
+
+import pytest
+
 from ansible_collections.inferops.serving.plugins.module_utils._toolkit import (
+    installed_key_sha256,
     parse_deb822,
     parse_dpkg_query,
     toolkit_steps,
@@ -86,3 +92,23 @@ def test_docker_stopped_or_disabled_and_daemon_json_lacking_the_runtime():
     decided = toolkit_steps(converged(docker_enabled=False, daemon_json_changes=True), WANTED)
     assert decided["steps"] == ["daemon_json", "docker_start"]
     assert decided["reasons"]["docker_start"] == "Docker is running and not enabled"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the key file is root's, as the role installs it")
+def test_the_installed_key_has_a_digest_only_as_the_role_installs_it(tmp_path):
+    key = tmp_path / "nvidia-container-toolkit.asc"
+    assert installed_key_sha256(str(key)) is None
+    assert installed_key_sha256("") is None and installed_key_sha256(None) is None
+    key.write_bytes(b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n...\n")
+    key.chmod(0o644)
+    assert installed_key_sha256(str(key)) == hashlib.sha256(key.read_bytes()).hexdigest()
+    key.chmod(0o664)  # the install must put its mode back
+    assert installed_key_sha256(str(key)) is None
+    key.chmod(0o644)
+    os.chown(str(key), 0, 1)
+    assert installed_key_sha256(str(key)) is None
+    os.chown(str(key), 0, 0)
+    link = tmp_path / "link.asc"
+    link.symlink_to(key)
+    assert installed_key_sha256(str(link)) is None
+    assert installed_key_sha256(str(tmp_path)) is None
