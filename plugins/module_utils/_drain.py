@@ -118,3 +118,31 @@ def in_flight(metrics_text, names):
     values = [metric_sum(metrics_text or "", names.get(key)) for key in ("running", "waiting") if names.get(key)]
     values = [value for value in values if value is not None]
     return int(round(sum(values))) if values else None
+
+
+def unhealthy_ids(health):
+    """The deployment ids (the hosts: ``model_info.id``) LiteLLM's ``/health`` lists as unhealthy.
+
+    With ``background_health_checks`` the proxy answers ``/health`` from its last background
+    check, the same results its health-check routing leaves unhealthy deployments out with.
+    """
+    if not isinstance(health, dict):
+        return set()
+    return {str(entry.get("model_id")) for entry in health.get("unhealthy_endpoints") or []
+            if isinstance(entry, dict) and entry.get("model_id")}
+
+
+def without_other_host(groups, drained, host, health):
+    """The model groups of ``host`` whose other hosts in routing the gateway all sees unhealthy.
+
+    Taking ``host`` out then would leave the gateway nothing to route the group to until its
+    next health check (a host just back from its own restart is still unhealthy there for up to
+    ``gateway_health_check_interval``). A group without another host is the outage check's.
+    """
+    out, sick = set(drained), unhealthy_ids(health)
+    waiting = []
+    for group, members in sorted(groups.items()):
+        others = [member for member in members if member != host and member not in out]
+        if host in members and others and all(member in sick for member in others):
+            waiting.append(group)
+    return waiting

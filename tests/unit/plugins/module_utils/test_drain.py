@@ -89,3 +89,26 @@ def test_the_outage_message_names_the_group_the_host_and_the_duration():
 ])
 def test_in_flight_is_running_plus_waiting_from_the_plans_names(text, names, expected):
     assert drain.in_flight(text, names) == expected
+
+
+# LiteLLM 1.106's /health with background_health_checks (litellm/proxy/health_check.py
+# perform_health_check: each endpoint cleaned to its minimal display params, plus model_id).
+HEALTH = {"healthy_endpoints": [{"model": "hosted_vllm/" + MODEL, "model_id": "spark-2"}],
+          "unhealthy_endpoints": [{"model": "hosted_vllm/" + MODEL, "model_id": "spark-1", "exception_status": 503}],
+          "healthy_count": 1, "unhealthy_count": 1}
+
+
+def test_unhealthy_ids_are_the_deployments_model_ids():
+    assert drain.unhealthy_ids(HEALTH) == {"spark-1"}
+    assert drain.unhealthy_ids({}) == set() and drain.unhealthy_ids(None) == set()
+
+
+@pytest.mark.parametrize("host, drained, health, expected", [
+    ("spark-2", {}, HEALTH, [MODEL]),  # spark-1 is back in routing but the gateway still sees it unhealthy
+    ("spark-1", {}, HEALTH, []),  # spark-2 is healthy
+    ("spark-2", {}, {"healthy_endpoints": [], "unhealthy_endpoints": []}, []),  # no check yet: nothing known bad
+    ("spark-2", {"spark-1": {}}, HEALTH, []),  # no other host in routing: the outage check's to decide
+    ("g7e-1", {}, HEALTH, []),  # a group of one
+])
+def test_a_drain_waits_for_another_host_the_gateway_sees_healthy(host, drained, health, expected):
+    assert drain.without_other_host(GROUPS, drained, host, health) == expected
