@@ -99,6 +99,11 @@ groups:
   returned: always
   type: dict
   sample: {RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4: [spark-1, spark-2]}
+previously_drained:
+  description: Every host that was out of routing before the task.
+  returned: always
+  type: dict
+  sample: {}
 outages:
   description: The groups this drain leaves without a host in routing (allowed with O(allow_outage)).
   returned: always
@@ -166,7 +171,7 @@ def run_module():
     params = module.params
     state_dir = params["state_dir"]
     state_path, routing_path = os.path.join(state_dir, STATE_FILE), os.path.join(state_dir, ROUTING_FILE)
-    result = dict(changed=False, drained={}, groups={}, outages=[])
+    result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[])
     routing_text = _read(routing_path)
     if routing_text is None:
         result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % routing_path
@@ -183,6 +188,7 @@ def run_module():
             fcntl.flock(lock, fcntl.LOCK_EX)
         before_text = _read(state_path)
         before = parse_state(before_text, state_path)
+        result["previously_drained"] = before
         if params["state"] == "drained":
             result["outages"] = outages(groups, before, params["hosts"])
             if result["outages"] and not params["allow_outage"]:

@@ -33,6 +33,7 @@ def test_drains_once_then_changes_nothing_and_puts_back(run_module, tmp_path):
     assert result["diff"]["before"] == "" and "spark-1" in result["diff"]["after"]
     failed, result = run_module(gateway_drain, args)
     assert not failed and not result["changed"] and drained(tmp_path)["spark-1"] == entry
+    assert result["previously_drained"] == {"spark-1": entry}
     failed, result = run_module(gateway_drain, dict(args, state="routed"))
     assert not failed and result["changed"] and drained(tmp_path) == {}
     failed, result = run_module(gateway_drain, dict(args, state="routed"))
