@@ -14,15 +14,15 @@ description:
   - Runs on a gateway host (C(delegate_to)) of the C(inferops.serving.gateway) role. Marks the
     hosts O(hosts) drained (O(state=drained)) or in routing again (O(state=routed)) in the drain
     state file C(<state_dir>/drained.json), which the gateway's LiteLLM callback reads at each
-    routing decision: a drained host's deployments get no new request.
+    routing decision, so a drained host's deployments get no new request.
   - Before it drains, it reads the gateway's model groups (C(<state_dir>/routing.json), written
     by the role with the proxy's configuration) and refuses, changing nothing, when a group would
     be left without a host in routing (an outage for the gateway's clients), unless
-    O(allow_outage). Run the task in check mode (C(check_mode: true)) to ask only that question.
+    O(allow_outage). Run the task in check mode (C(check_mode=true)) to ask only that question.
   - The state file is read, changed and replaced (a temporary file, then a rename) under an
     exclusive lock, so hosts drained at the same time by parallel tasks are all recorded.
-  - A gateway host without C(routing.json) has not been configured by the role yet: it routes
-    nothing, so there is nothing to drain and nothing changes.
+  - A gateway host without C(routing.json) has not been configured by the role yet (it routes
+    nothing), so there is nothing to drain and nothing changes.
 extends_documentation_fragment:
   - inferops.serving.attributes
   - inferops.serving.attributes.ACTIONGROUP_SERVING
@@ -192,8 +192,8 @@ def run_module():
         if params["state"] == "drained":
             result["outages"] = outages(groups, before, params["hosts"])
             if result["outages"] and not params["allow_outage"]:
-                module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]),
-                                 **dict(result, drained=before))
+                result["drained"] = before
+                module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
             now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             after = updated(before, drain=params["hosts"], by=params["by"], now=now)
         else:

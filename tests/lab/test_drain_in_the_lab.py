@@ -146,7 +146,7 @@ def fleet(tmp_path_factory):
 @pytest.fixture(scope="module")
 def rolls(fleet):
     key = master_key()
-    undrained, _ = roll(fleet, key, 16, "-e", "gateway_drain=false", "-e", "server_shutdown_timeout=0")
+    undrained, _output = roll(fleet, key, 16, "-e", "gateway_drain=false", "-e", "server_shutdown_timeout=0")
     # The failures just seen cooled both deployments down in the router (gateway_cooldown_time).
     time.sleep(35)
     drained, output = roll(fleet, key, 8)

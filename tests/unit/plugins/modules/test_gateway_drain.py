@@ -14,8 +14,8 @@ MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 
 
 def configured(tmp_path, groups=None):
-    (tmp_path / "routing.json").write_text(json.dumps({"groups": groups or {MODEL: ["spark-1", "spark-2"],
-                                                                          "sglang-m": ["g7e-1"]}}))
+    default = {MODEL: ["spark-1", "spark-2"], "sglang-m": ["g7e-1"]}
+    (tmp_path / "routing.json").write_text(json.dumps({"groups": groups or default}))
     return str(tmp_path)
 
 

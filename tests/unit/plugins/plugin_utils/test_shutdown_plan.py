@@ -68,4 +68,3 @@ def test_sglang_plans_no_flag_and_says_so():
 def test_a_bad_timeout_names_the_variable(value):
     with pytest.raises(ProfileError, match="server_shutdown_timeout: got .*; expected a whole number from 0 to 3600"):
         d.plan("gb10-nvfp4-mtp-throughput", dict(OPTIONS, shutdown_timeout=value))
-
