@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_by_label, metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
@@ -48,7 +49,10 @@ SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
                 "labels", "hf_hub_offline")
 PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id",
-                               "docker_host")
+                               "docker_host", "shutdown_timeout")
+# Seconds Docker waits past the engine's own graceful shutdown before it kills the container: the
+# engine's exit after its last request (process teardown, GPU memory release) takes some.
+STOP_MARGIN = 30
 ARGV_LABEL = "inferops.serving.argv-sha256"
 
 
@@ -84,6 +88,9 @@ def _check_options(options):
                                    % (var, _validate.describe(options[key])))
             checked[key] = _validate.absolute_path(options[key], var, error=ProfileError,
                                                    volume=key in ("model_cache_dir", "engine_cache_dir"))
+    if options.get("shutdown_timeout") is not None:
+        checked["shutdown_timeout"] = _validate.whole_number(options["shutdown_timeout"], "server_shutdown_timeout",
+                                                             low=0, high=3600, error=ProfileError)
     if options.get("docker_host") is not None:
         # Also written into the serving unit: a newline there would add a setting of its own.
         checked["docker_host"] = _validate.single_line(options["docker_host"], "server_docker_host", error=ProfileError)
@@ -91,6 +98,53 @@ def _check_options(options):
         checked["registry_prefix"] = _validate.single_line(options["registry_prefix"], "server_registry_prefix",
                                                            error=ProfileError)
     return checked
+
+
+def shutdown_plan(engine, engine_version, args, timeout):
+    """How the engine is stopped: ``{graceful, timeout, flag, add_flag, stop_timeout, note}``.
+
+    ``timeout`` is ``server_shutdown_timeout``: the seconds the engine gets to finish its
+    in-flight requests after SIGTERM, given as the engine's graceful-shutdown flag
+    (``engines.GRACEFUL_SHUTDOWN_FLAG``: vLLM ``--shutdown-timeout``) when its release has it (the
+    engine catalog says which do) and the profile does not set it itself. ``stop_timeout`` is
+    Docker's (``docker create --stop-timeout``, used by every stop: the swap, a rollback, the
+    watchdog's restart), ``STOP_MARGIN`` longer than the engine's own; None leaves Docker's 10 s.
+    ``note`` says, when the stop is not graceful, why (no silent fallback).
+    """
+    flag = engines.GRACEFUL_SHUTDOWN_FLAG.get(engine)
+    label = engines.label(engine)
+    result = {"graceful": False, "timeout": 0, "flag": flag, "add_flag": False, "stop_timeout": None, "note": None}
+    own = engines.arg_value(engine, args or {}, (flag,)) if flag else None
+    if own is not None:
+        try:
+            seconds = int(own)
+        except (TypeError, ValueError):
+            raise ProfileError("args.%s: got %s; expected whole seconds" % (flag, _validate.describe(own))) from None
+        result.update(graceful=seconds > 0, timeout=seconds,
+                      stop_timeout=seconds + STOP_MARGIN if seconds > 0 else None,
+                      note=None if seconds > 0 else "the profile sets --%s 0: in-flight requests are cut at the stop" % flag)
+        return result
+    timeout = 0 if timeout is None else int(timeout)
+    if timeout == 0:
+        result["note"] = "server_shutdown_timeout is 0: in-flight requests are cut at the stop"
+        return result
+    if not flag:
+        result["note"] = ("%s has no graceful shutdown: its in-flight requests are cut at the stop (the gateway's "
+                          "drain waits for them to finish first)" % label)
+        return result
+    if not engine_version:
+        result["note"] = ("the lock gives no engine_version for this image: whether its %s has --%s is unknown, so "
+                          "it is not given; in-flight requests are cut at the stop" % (label, flag))
+        return result
+    release, _exact = catalog.nearest_release(engine, str(engine_version))
+    if "--" + flag not in release.strings:
+        first = catalog.option_releases(engine, "--" + flag)
+        result["note"] = ("%s %s has no --%s (%s): in-flight requests are cut at the stop (the gateway's drain waits "
+                          "for them to finish first)" % (label, engine_version, flag,
+                                                         "from %s on" % first[0] if first else "no release has it"))
+        return result
+    result.update(graceful=True, timeout=timeout, add_flag=True, stop_timeout=timeout + STOP_MARGIN)
+    return result
 
 
 def _same(explicit, derived):
@@ -191,6 +245,10 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         spec_profile = overlay(profile, {"env": {"HF_TOKEN_PATH": HF_TOKEN_MOUNT}})
     env_file = "%s/%s.env" % (config_dir.rstrip("/"), name) if secret_env else None
     spec_options["env_file"] = env_file
+    shutdown = shutdown_plan(engine, image.get("engine_version"), profile.get("args"), options.get("shutdown_timeout"))
+    if shutdown["add_flag"]:
+        spec_profile = overlay(spec_profile, {"args": {shutdown["flag"]: shutdown["timeout"]}})
+    spec_options["stop_timeout"] = shutdown["stop_timeout"]
     spec = launch_spec(spec_profile, spec_options)
     if options.get("image_by_id"):
         if not image.get("image_id"):
@@ -237,6 +295,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
                    "unified": bool((profile.get("hardware") or {}).get("unified_memory")),
                    "reads": engines.UNIFIED_MEMORY_READS[engine]},
         "metrics": dict(engines.METRICS[engine]),
+        # How the engine is stopped (graceful shutdown, Docker's stop timeout, or why not).
+        "shutdown": shutdown,
         "expect": expect,
         "expect_sources": sources,
         "smoke": smoke,

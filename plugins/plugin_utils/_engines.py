@@ -59,6 +59,12 @@ UNIFIED_MEMORY_READS = {
 # wants "Authorization: Bearer <key>" on /v1; SGLang reads its key only from --api-key.
 API_KEY_ENV = {"vllm": "VLLM_API_KEY", "sglang": None}
 
+# The engine's graceful shutdown: on SIGTERM refuse new requests (503), finish the in-flight ones
+# for up to N seconds, then exit. vLLM >= 0.18 --shutdown-timeout (vllm/entrypoints/launcher.py,
+# vllm/v1/engine/core.py _handle_shutdown; default 0: abort at once); which releases have it is
+# the engine catalog's to say. SGLang has no such flag (0.5.x): it exits on SIGTERM.
+GRACEFUL_SHUTDOWN_FLAG = {"vllm": "shutdown-timeout", "sglang": None}
+
 # What the OpenAI-compatible API calls the model: --served-model-name, else the model itself.
 SERVED_MODEL_NAME_FLAGS = {"vllm": ("served-model-name",), "sglang": ("served-model-name",)}
 

@@ -36,6 +36,9 @@ class GatewayError(ValueError):
 
 
 MASTER_KEY_ENV = "LITELLM_MASTER_KEY"
+# The drain filter (roles/gateway/files/inferops_drain.py, installed beside config.yaml as
+# inferops_drain.py): LiteLLM loads ``<module>.<instance>`` from the config's directory.
+DRAIN_CALLBACK = "inferops_drain.drain_filter"
 # LiteLLM's OpenAI-compatible provider for self-hosted engines: ``hosted_vllm/<model>`` sends the
 # request to ``<api_base>/chat/completions`` (or ``/completions``) unchanged and leaves the
 # Authorization header out when no key is set (litellm/llms/hosted_vllm/chat/transformation.py).
@@ -176,7 +179,9 @@ def gateway_config(backends, settings=None):
             key_env[var] = {"host": host, "secret": deployment["api_key_env"]}
             params["api_key"] = "os.environ/" + var
         model_list.append({"model_name": group, "litellm_params": params,
-                           "model_info": {"id": host, "mode": "chat"}})
+                           # inferops_host: what the drain callback (roles/gateway/files/inferops_drain.py)
+                           # matches the drain state's hosts with.
+                           "model_info": {"id": host, "inferops_host": host, "mode": "chat"}})
         for alias in names[1:]:
             aliases.setdefault(alias, group)
     for alias, target in sorted(settings["aliases"].items()):
@@ -204,7 +209,9 @@ def gateway_config(backends, settings=None):
         "model_list": model_list,
         "router_settings": router,
         # Requests pass through unchanged: an unknown parameter is the engine's to refuse.
-        "litellm_settings": {"drop_params": False, "request_timeout": settings["timeout"]},
+        "litellm_settings": {"drop_params": False, "request_timeout": settings["timeout"],
+                             # The drained hosts leave the routing (module beside config.yaml).
+                             "callbacks": [DRAIN_CALLBACK]},
         "general_settings": {
             "master_key": "os.environ/" + MASTER_KEY_ENV,
             "background_health_checks": True,

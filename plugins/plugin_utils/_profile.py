@@ -305,6 +305,9 @@ LAUNCH_DEFAULTS = {
     # HF_HUB_OFFLINE=1 in the container: None turns it on when the profile pins a revision (the
     # model_cache role stages and verifies it first), so an engine start never touches the network.
     "hf_hub_offline": None,
+    # Seconds Docker waits after SIGTERM before it kills the engine (docker create --stop-timeout);
+    # None: Docker's 10 s. Longer than the engine's own graceful shutdown (the plan decides).
+    "stop_timeout": None,
 }
 
 
@@ -360,6 +363,8 @@ def launch_spec(profile, options=None):
         "log_options": {"max-size": str(opts["log_max_size"]), "max-file": str(opts["log_max_file"])},
         "labels": labels,
     }
+    if opts["stop_timeout"] is not None:
+        spec["stop_timeout"] = int(opts["stop_timeout"])
     labels[SPEC_LABEL] = spec_digest(spec)
     return spec
 
@@ -516,6 +521,8 @@ def launch_script(spec, profile=None):
     run = ["docker run -d --name %s" % _q(spec["name"]), "--gpus all", "--ipc=%s" % _q(spec["ipc_mode"])]
     if spec["network_mode"] == "host":
         run.append("--network host")
+    if spec.get("stop_timeout") is not None:
+        run.append("--stop-timeout %d" % int(spec["stop_timeout"]))
     run += ["-p %s" % _q(p) for p in spec["published_ports"]]
     run += ["-v %s" % _q(v) for v in spec["volumes"]]
     if spec.get("env_file"):

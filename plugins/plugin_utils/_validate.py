@@ -112,6 +112,22 @@ def port(value, var="server_port", error=ValidationError):
     return number
 
 
+def whole_number(value, var, low=0, high=None, error=ValidationError):
+    """A whole number from ``low`` to ``high``, from an integer or a string of digits; booleans are refused."""
+    expects = "a whole number from %d%s" % (low, " to %d" % high if high is not None else " up")
+    if isinstance(value, bool):
+        _fail(error, var, value, expects)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        number = int(value)
+    elif isinstance(value, int):
+        number = int(value)
+    else:
+        _fail(error, var, value, expects)
+    if number < low or (high is not None and number > high):
+        _fail(error, var, value, expects)
+    return number
+
+
 def absolute_path(value, var, error=ValidationError, volume=False):
     """An absolute, single-line path, normalised (``/a/./b/`` -> ``/a/b``).
 

@@ -153,6 +153,11 @@ def watchdog_config(deployment, options):
         "state_file": options.get("state_file") or files.get("state_file"),
         "textfile": (options["textfile"] or None) if "textfile" in options else files.get("textfile"),
     })
+    # The engine's graceful shutdown finishes its in-flight requests before it exits: Docker's
+    # stop must wait longer than it (the plan's shutdown.stop_timeout), as every other stop does.
+    stop_timeout = ((deployment.get("shutdown") or {}).get("stop_timeout"))
+    if stop_timeout:
+        config["stop_timeout"] = max(int(stop_timeout), int(config.get("stop_timeout") or 0))
     del config["slow_fraction"]  # folded into slow_floor
     config["probe_prompt"] = options["probe_prompt"]
     return config

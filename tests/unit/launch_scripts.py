@@ -9,7 +9,7 @@ import shlex
 # docker run options the seeds and the collection use, with whether they take a value.
 DOCKER_OPTIONS = {"-d": False, "--name": True, "--gpus": True, "--ipc": True, "-p": True, "-v": True,
                   "--env": True, "-e": True, "--restart": True, "--log-driver": True, "--log-opt": True,
-                  "--label": True, "--network": True, "--env-file": True}
+                  "--label": True, "--network": True, "--env-file": True, "--stop-timeout": True}
 
 
 def parse_docker_run(text):
@@ -93,3 +93,15 @@ def without_weights_pin(run, commit=MODEL_COMMIT):
     options = [o for o in run["options"] if o != ("-e", "HF_HUB_OFFLINE=1")]
     assert len(options) == len(run["options"]) - 1
     return dict(run, argv=kept, options=options)
+
+
+def without_graceful_stop(run, timeout="60", stop_timeout="90"):
+    """The rendered run without the graceful stop the plan adds (issue 22: vLLM >= 0.18
+    ``--shutdown-timeout`` and Docker's longer ``--stop-timeout``), after checking it is exactly that."""
+    argv = list(run["argv"])
+    at = argv.index("--shutdown-timeout")
+    assert argv[at + 1] == timeout
+    del argv[at:at + 2]
+    options = [o for o in run["options"] if o != ("--stop-timeout", stop_timeout)]
+    assert len(options) == len(run["options"]) - 1
+    return dict(run, argv=argv, options=options)

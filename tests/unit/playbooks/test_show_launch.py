@@ -8,7 +8,12 @@ import sys
 
 import pytest
 
-from ansible_collections.inferops.serving.tests.unit.launch_scripts import flag_pairs, parse_docker_run, without_weights_pin
+from ansible_collections.inferops.serving.tests.unit.launch_scripts import (
+    flag_pairs,
+    parse_docker_run,
+    without_graceful_stop,
+    without_weights_pin,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SEEDS = os.path.join(ROOT, "tests", "unit", "fixtures", "seed_scripts")
@@ -28,7 +33,7 @@ def test_writes_the_seed_launch_script(tmp_path):
     result = show_launch("-e", "profile=gb10-nvfp4-mtp-throughput", "-e", "dest=%s" % dest)
     assert result.returncode == 0, result.stdout + result.stderr
     assert os.access(dest, os.X_OK)
-    ours = without_weights_pin(parse_docker_run(dest.read_text()))
+    ours = without_graceful_stop(without_weights_pin(parse_docker_run(dest.read_text())))
     with open(os.path.join(SEEDS, "docker-vllm-nemotron-3-super-120b-nvfp4-mtp-throughput.sh.txt")) as handle:
         theirs = parse_docker_run(handle.read())
     assert flag_pairs(ours["argv"]) == flag_pairs(theirs["argv"])

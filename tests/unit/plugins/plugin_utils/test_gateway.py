@@ -134,3 +134,12 @@ def test_no_problems_with_good_keys():
 
 def test_same_inputs_same_config():
     assert g.gateway_config(list(reversed(FLEET))) == g.gateway_config(FLEET)
+
+
+def test_each_deployment_names_its_host_for_the_drain_filter():
+    """Issue 22's contract: every deployment carries model_info {id, inferops_host}, and LiteLLM
+    loads the drain filter that matches drained.json's hosts against inferops_host."""
+    config = g.gateway_config(FLEET)["config"]
+    assert {(e["model_info"]["id"], e["model_info"]["inferops_host"]) for e in config["model_list"]} == {
+        ("spark-1", "spark-1"), ("spark-2", "spark-2"), ("g7e-1", "g7e-1")}
+    assert config["litellm_settings"]["callbacks"] == ["inferops_drain.drain_filter"]

@@ -361,7 +361,7 @@ def test_launch_spec_is_exactly_the_reviewed_one():
     (lambda pr: p.launch_spec(pr, {"netwrok_mode": "host", "zz": 1}),
      "unknown launch options netwrok_mode, zz; allowed: engine_cache_dir, env_file, extra_volumes, hf_hub_offline, "
      "labels, log_max_file, log_max_size, model_cache_dir, name, network_mode, port, registry_prefix, restart_retries, "
-     "secret_env"),
+     "secret_env, stop_timeout"),
 ])
 def test_launch_errors_name_the_profile_and_the_fix(call, message):
     with pytest.raises(p.ProfileError) as err:

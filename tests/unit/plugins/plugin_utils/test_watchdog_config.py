@@ -134,3 +134,17 @@ def test_one_spelling_from_inventory_to_program():
         assert key in config and key in loaded
     assert "restart_budget" in program().NOT_NEGATIVE
     assert not set(program().DEFAULTS) & set(options)
+
+
+def test_the_restart_waits_as_long_as_the_plans_graceful_stop():
+    """Issue 22: the watchdog's restart gives the engine the plan's stop timeout (longer than vLLM's
+    --shutdown-timeout), not its own 30 s, so a restart finishes the requests in flight too."""
+    program = load_program()
+    default = program.DEFAULTS["stop_timeout"]
+    assert "stop_timeout" not in watchdog_config(DEPLOYMENT, OPTIONS)  # the program's own default
+    graceful = dict(DEPLOYMENT, shutdown={"graceful": True, "timeout": 60, "stop_timeout": 90})
+    config = watchdog_config(graceful, OPTIONS)
+    assert config["stop_timeout"] == 90 > default
+    assert program.load_config(config)["stop_timeout"] == 90  # what the program on the host reads
+    cut = dict(DEPLOYMENT, shutdown={"graceful": False, "timeout": 0, "stop_timeout": None})
+    assert "stop_timeout" not in watchdog_config(cut, OPTIONS)

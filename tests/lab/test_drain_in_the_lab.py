@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The drain (issue 22): clients of the front door lose no request while site.yml rolls a model
+group's two hosts, and do lose some without the drain.
+
+Two simulated DGX Sparks of this module's own (drain-spark-1 on 8121, drain-spark-2 on 8122)
+serve the same model behind the lab's gateway (lab-gateway, http://127.0.0.1:4000/v1, which this
+module points at them and gives back to inventories/lab at its end). Clients on this machine's
+loopback (CLIENTS threads, streamed and whole chat completions of ~50 tokens, ~2.5 s each) run
+while site.yml rolls a changed profile across both hosts, one at a time (inferops_serial=1):
+
+1. without the drain (gateway_drain=false) and without the engine's graceful shutdown
+   (server_shutdown_timeout=0, the stop as it was before issue 22, Docker's 10 s): the stop cuts
+   the streams in flight on the stopped host, and the test sees it;
+2. with the drain (the defaults; the old engines still lack --shutdown-timeout, so it is the
+   drain alone that saves them): 0 non-2xx responses and 0 truncated streams.
+
+Then one host of a group of one is refused before anything changes (gateway_allow_outage).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import yaml
+
+import labkit
+
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("lab_fleet")]  # lab-gateway is inventories/lab's
+
+HOSTS = {"drain-spark-1": 8121, "drain-spark-2": 8122}
+GATEWAY = "http://127.0.0.1:4000/v1"
+MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+CLIENTS = 6
+LAB_GATEWAY_VARS = os.path.join(labkit.ROOT, "inventories", "lab", "group_vars", "gateway.yml")
+
+
+def write_inventory(directory):
+    """The two Sparks (serving, spark) and lab-gateway (gateway), reached with docker exec."""
+    inventory = labkit.write_inventory(directory, HOSTS, dict(labkit.GROUP_VARS, gateway_backend_address="127.0.0.1",
+                                                              server_ready_first_deploy_timeout=180))
+    with open(os.path.join(inventory, "hosts.yml"), encoding="utf-8") as handle:
+        hosts = yaml.safe_load(handle)
+    hosts["all"]["children"]["gateway"] = {"vars": {"ansible_connection": "community.docker.docker"},
+                                           "hosts": {"lab-gateway": None}}
+    with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
+        yaml.safe_dump(hosts, handle)
+    shutil.copy(LAB_GATEWAY_VARS, os.path.join(inventory, "group_vars", "gateway.yml"))
+    return inventory
+
+
+def master_key():
+    with open(LAB_GATEWAY_VARS, encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["gateway_master_key"]
+
+
+class Clients:
+    """CLIENTS threads sending chat completions through the gateway until stopped; two of three streamed."""
+
+    def __init__(self, key):
+        self.key, self.stop, self.outcomes, self.threads = key, threading.Event(), [], []
+
+    def one(self, stream):
+        body = {"model": MODEL, "max_tokens": 64, "temperature": 0, "stream": stream,
+                "messages": [{"role": "user", "content": "Tell me a long story about a lighthouse."}]}
+        request = urllib.request.Request(GATEWAY + "/chat/completions", data=json.dumps(body).encode(),
+                                         headers={"content-type": "application/json",
+                                                  "authorization": "Bearer " + self.key})
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                if not stream:
+                    answer = json.loads(response.read())
+                    return "ok" if answer["choices"][0].get("finish_reason") else "no finish_reason"
+                finished, done = False, False
+                for raw in response:
+                    line = raw.decode().strip()
+                    if line == "data: [DONE]":
+                        done = True
+                    elif line.startswith("data: "):
+                        chunk = json.loads(line[6:])
+                        if "error" in chunk:
+                            return "stream error: %s" % str(chunk["error"])[:120]
+                        finished = finished or any(c.get("finish_reason") for c in chunk.get("choices") or [])
+                return "ok" if finished and done else "truncated stream"
+        except urllib.error.HTTPError as exc:
+            return "HTTP %d" % exc.code
+        except (OSError, ValueError) as exc:
+            return "%s: %s" % (type(exc).__name__, exc)
+
+    def run(self, index):
+        count = index
+        while not self.stop.is_set():
+            stream = count % 3 != 2
+            self.outcomes.append(("stream" if stream else "whole", self.one(stream)))
+            count += 1
+
+    def __enter__(self):
+        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True) for i in range(CLIENTS)]
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=150)
+
+    def losses(self):
+        return [outcome for outcome in self.outcomes if outcome[1] != "ok"]
+
+
+def roll(inventory, key, max_num_seqs, *extra):
+    """site.yml rolling a changed profile (max-num-seqs) across both hosts while the clients run."""
+    overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": max_num_seqs}}})
+    before = {host: labkit.container(host)["id"] for host in HOSTS}
+    with Clients(key) as clients:
+        time.sleep(3)
+        result = labkit.playbook(inventory, "site.yml", "-e", "inferops_serial=1", "-e", overrides, *extra)
+        time.sleep(3)
+    assert all(labkit.container(host)["id"] != before[host] for host in HOSTS), "site.yml replaced no container"
+    return clients, result.stdout
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    for host in HOSTS:
+        labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
+    inventory = write_inventory(str(tmp_path_factory.mktemp("drain-inventory")))
+    try:
+        labkit.playbook(inventory, os.path.join(labkit.LAB, "fleet.yml"))
+        # The engines as before issue 22: no graceful shutdown (the first roll stops these).
+        labkit.playbook(inventory, "site.yml", "-e", "server_shutdown_timeout=0")
+        yield inventory
+    finally:
+        for host in HOSTS:
+            labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
+        # lab-gateway fronts inventories/lab's fleet again.
+        labkit.playbook(os.path.join(labkit.ROOT, "inventories", "lab"), "playbooks/gateway.yml", check=False)
+
+
+@pytest.fixture(scope="module")
+def rolls(fleet):
+    key = master_key()
+    undrained, _output = roll(fleet, key, 16, "-e", "gateway_drain=false", "-e", "server_shutdown_timeout=0")
+    # The failures just seen cooled both deployments down in the router (gateway_cooldown_time).
+    time.sleep(35)
+    drained, output = roll(fleet, key, 8)
+    return {"undrained": undrained, "drained": drained, "output": output, "inventory": fleet}
+
+
+def test_without_the_drain_the_roll_loses_requests(rolls):
+    clients = rolls["undrained"]
+    assert len(clients.outcomes) > 20, clients.outcomes
+    assert clients.losses(), "no loss seen without the drain: the test cannot tell the drain works"
+
+
+def test_with_the_drain_the_roll_loses_nothing(rolls):
+    clients = rolls["drained"]
+    assert len(clients.outcomes) > 20, clients.outcomes
+    streamed = [outcome for outcome in clients.outcomes if outcome[0] == "stream"]
+    assert streamed and len(streamed) < len(clients.outcomes)
+    assert clients.losses() == [], clients.losses()
+
+
+def test_the_roll_drained_each_host_and_put_it_back(rolls):
+    recap = labkit.recap(rolls["output"])
+    assert all(recap[host]["failed"] == 0 for host in HOSTS), recap
+    assert rolls["output"].count("TASK [inferops.serving.gateway : Take the host out of the gateway's routing]") == 2
+    state = labkit.exec_on("lab-gateway", "cat /var/lib/inferops-gateway/drained.json").stdout
+    assert json.loads(state) == {"hosts": {}}
+    routing = json.loads(labkit.exec_on("lab-gateway", "cat /var/lib/inferops-gateway/routing.json").stdout)
+    assert routing == {"groups": {MODEL: sorted(HOSTS)}}
+    # The new engines stop gracefully: vLLM's --shutdown-timeout, Docker's stop timeout longer.
+    for host in HOSTS:
+        inspect = labkit.exec_on(host, "docker inspect -f '{{json .Config.Cmd}} {{.Config.StopTimeout}}' "
+                                       "inferops-serving").stdout
+        argv, stop_timeout = inspect.rsplit(" ", 1)
+        argv = json.loads(argv)
+        assert argv[argv.index("--shutdown-timeout") + 1] == "60" and int(stop_timeout) == 90, inspect
+
+
+def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(rolls):
+    """One host drained by hand (as an earlier failed run would leave it): rolling the other is an outage."""
+    inventory = rolls["inventory"]
+    labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {\"drain-spark-2\": {\"since\": \"x\", \"by\": \"test\"}}}' "
+                                  "> /var/lib/inferops-gateway/drained.json")
+    try:
+        before = labkit.container("drain-spark-1")["id"]
+        overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 4}}})
+        result = labkit.playbook(inventory, "playbooks/site.yml", "-l", "drain-spark-1", "-e", overrides, check=False)
+        text = labkit.folded(result.stdout)
+        assert result.returncode != 0
+        assert ("model group %s has no other host in routing than drain-spark-1" % MODEL) in text, text[-3000:]
+        assert "gateway_allow_outage: true" in text
+        assert labkit.container("drain-spark-1")["id"] == before  # nothing changed
+        assert "drain-spark-1" not in labkit.exec_on("lab-gateway",
+                                                     "cat /var/lib/inferops-gateway/drained.json").stdout
+    finally:
+        labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")

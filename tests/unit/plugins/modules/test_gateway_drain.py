@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""gateway_drain: the drain state file on a real temporary gateway state directory."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from ansible_collections.inferops.serving.plugins.modules import gateway_drain
+
+MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+
+
+def configured(tmp_path, groups=None):
+    default = {MODEL: ["spark-1", "spark-2"], "sglang-m": ["g7e-1"]}
+    (tmp_path / "routing.json").write_text(json.dumps({"groups": groups or default}))
+    return str(tmp_path)
+
+
+def drained(tmp_path):
+    return json.loads((tmp_path / "drained.json").read_text())["hosts"]
+
+
+def test_drains_once_then_changes_nothing_and_puts_back(run_module, tmp_path):
+    args = {"hosts": ["spark-1"], "state_dir": configured(tmp_path), "by": "site.yml swap"}
+    failed, result = run_module(gateway_drain, args, diff=True)
+    assert not failed and result["changed"], result
+    entry = drained(tmp_path)["spark-1"]
+    assert entry["by"] == "site.yml swap" and entry["since"].endswith("Z")
+    assert stat.S_IMODE(os.stat(tmp_path / "drained.json").st_mode) == 0o644
+    assert result["diff"]["before"] == "" and "spark-1" in result["diff"]["after"]
+    failed, result = run_module(gateway_drain, args)
+    assert not failed and not result["changed"] and drained(tmp_path)["spark-1"] == entry
+    assert result["previously_drained"] == {"spark-1": entry}
+    failed, result = run_module(gateway_drain, dict(args, state="routed"))
+    assert not failed and result["changed"] and drained(tmp_path) == {}
+    failed, result = run_module(gateway_drain, dict(args, state="routed"))
+    assert not failed and not result["changed"]
+
+
+def test_the_last_host_of_a_group_is_refused_and_nothing_is_written(run_module, tmp_path):
+    state_dir = configured(tmp_path)
+    run_module(gateway_drain, {"hosts": ["spark-2"], "state_dir": state_dir})
+    before = (tmp_path / "drained.json").read_text()
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir, "expected_seconds": 90})
+    assert failed
+    assert "model group %s has no other host in routing than spark-1" % MODEL in result["msg"]
+    assert "expected up to 90 s" in result["msg"]
+    assert (tmp_path / "drained.json").read_text() == before
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir, "allow_outage": True})
+    assert not failed and set(drained(tmp_path)) == {"spark-1", "spark-2"}
+    assert result["outages"] == [{"group": MODEL, "hosts": ["spark-1"]}]
+
+
+def test_check_mode_asks_the_question_and_writes_nothing(run_module, tmp_path):
+    state_dir = configured(tmp_path)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir}, check_mode=True)
+    assert not failed and result["changed"] and not (tmp_path / "drained.json").exists()
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1", "spark-2"], "state_dir": state_dir},
+                                check_mode=True)
+    assert failed and result["outages"] == [{"group": MODEL, "hosts": ["spark-1", "spark-2"]}]
+    assert not (tmp_path / "drained.json").exists()
+
+
+def test_a_gateway_not_configured_yet_has_nothing_to_drain(run_module, tmp_path):
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": str(tmp_path)})
+    assert not failed and not result["changed"] and "not configured yet" in result["msg"]
+    assert not (tmp_path / "drained.json").exists()
+
+
+def test_a_corrupt_state_file_fails_naming_it(run_module, tmp_path):
+    state_dir = configured(tmp_path)
+    (tmp_path / "drained.json").write_text("{half")
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed and result["msg"].startswith(str(tmp_path / "drained.json") + ": not JSON")
+
+
+def test_parallel_drains_are_all_recorded(tmp_path):
+    """Two serving hosts of one batch drain at the same time (forks): the lock keeps both."""
+    state_dir = configured(tmp_path, {"m%d" % i: ["h%d" % i, "x%d" % i] for i in range(8)})
+    code = ("import json,sys\nfrom ansible.module_utils.testing import patch_module_args\n"
+            "from ansible_collections.inferops.serving.plugins.modules import gateway_drain\n"
+            "with patch_module_args(json.loads(sys.argv[1])):\n    gateway_drain.main()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    procs = [subprocess.Popen([sys.executable, "-c", code, json.dumps({"hosts": ["h%d" % i], "state_dir": state_dir})],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for i in range(8)]
+    for proc in procs:
+        proc.communicate(timeout=60)
+    assert set(drained(tmp_path)) == {"h%d" % i for i in range(8)}
