@@ -176,7 +176,9 @@ def gateway_config(backends, settings=None):
             key_env[var] = {"host": host, "secret": deployment["api_key_env"]}
             params["api_key"] = "os.environ/" + var
         model_list.append({"model_name": group, "litellm_params": params,
-                           "model_info": {"id": host, "mode": "chat"}})
+                           # id: the deployment's stable id (LiteLLM's model_id); inferops_host: the
+                           # serving host it is, read by the drain and by status (_gateway_routing).
+                           "model_info": {"id": host, "inferops_host": host, "mode": "chat"}})
         for alias in names[1:]:
             aliases.setdefault(alias, group)
     for alias, target in sorted(settings["aliases"].items()):

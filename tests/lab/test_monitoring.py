@@ -33,9 +33,9 @@ pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("lab_fleet")]  # one pyte
 
 PROMETHEUS = "http://127.0.0.1:9090"
 SHIPPED = os.path.join(labkit.ROOT, "inventories", "lab")
-# inventories/lab: the engines' ports, the node_exporters' (group_vars/spark.yml, g7e.yml).
-ENGINES = {"lab-spark": 8101, "lab-g7e": 8102}
-NODES = {"lab-spark": 9101, "lab-g7e": 9102}
+# inventories/lab: the engines' ports, the node_exporters' (hosts.yml, group_vars/g7e.yml).
+ENGINES = {"lab-spark": 8101, "lab-spark-2": 8103, "lab-g7e": 8102}
+NODES = {"lab-spark": 9101, "lab-spark-2": 9103, "lab-g7e": 9102}
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 # The converge's own requests (3 warm-ups and the smoke test) and a few watchdog probes pass
 # before the engine wedges.
