@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) 2026, inferops.serving contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: gateway_routing
+author: inferops.serving contributors (@inferops)
+short_description: Which serving hosts one gateway routes to, from its deployments and its drain file
+version_added: 0.1.0
+description:
+  - Used by the gateway role's C(status) entry point (C(playbooks/status.yml), the gateway's summary
+    in C(site.yml)). A host is in routing when it is a deployment of the running proxy (its
+    C(model_info.inferops_host)) and not in the drain file; out of routing when it is drained, or
+    no deployment of the gateway.
+  - A gateway whose deployments could not be read, or whose drain file is malformed, is not OK and
+    its hosts' routing is unknown.
+options:
+  _input:
+    description:
+      - The deployments the running proxy lists, LiteLLM's C(GET /v1/model/info) answer
+        (C({data: [...]})), or a configuration's C({model_list: [...]}). Null when not read.
+    type: raw
+    required: true
+  gateway:
+    description: The gateway host's inventory name.
+    type: str
+    required: true
+  url:
+    description: The URL clients use (C(inferops.serving.gateway_client_url)).
+    type: str
+    required: true
+  drained:
+    description:
+      - The drain file (C(<gateway_state_dir>/drained.json)) parsed,
+        C({"hosts": {"<host>": {"since": "<ISO UTC>", "by": "<reason>"}}}); null when there is none.
+    type: dict
+  error:
+    description: Why the deployments were not read (the read's message); the gateway is then not OK.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Decide the gateway's routing
+  ansible.builtin.set_fact:
+    gateway_status: >-
+      {{ model_info.json | default(none) | inferops.serving.gateway_routing(inventory_hostname,
+         'http://127.0.0.1:4000/v1', drained=drain_file) }}
+"""
+
+RETURN = r"""
+_value:
+  description:
+    - C(gateway), C(url), C(ok), C(state) (C(routes to N of M hosts), or what was not read),
+      C(groups) (each model group's hosts), C(in_routing) (each deployment's host, true or false;
+      empty when not OK), C(drained) (each drained host, since when and by what), C(problems).
+  type: dict
+"""
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import gateway_routing
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
+
+
+def _gateway_routing(model_info, gateway, url, drained=None, error=None):
+    return gateway_routing(str(gateway), str(url), plain(model_info), drained=plain(drained),
+                           error=str(error) if error else None)
+
+
+class FilterModule:
+    def filters(self):
+        return {"gateway_routing": _gateway_routing}
