@@ -19,9 +19,10 @@ description:
 options:
   _input:
     description:
-      - The deployments the running proxy lists, LiteLLM's C(GET /v1/model/info) answer
-        (C({data: [...]})), or a configuration's C({model_list: [...]}). Null when not read.
-    type: raw
+      - The registered C(ansible.builtin.uri) result of the proxy's C(GET /v1/model/info) (the
+        deployments it lists, each C(model_info.inferops_host) naming its serving host). Any
+        answer but 200 makes the gateway C(NOT READ), with the status and the result's message.
+    type: dict
     required: true
   gateway:
     description: The gateway host's inventory name.
@@ -33,11 +34,9 @@ options:
     required: true
   drained:
     description:
-      - The drain file (C(<gateway_state_dir>/drained.json)) parsed,
+      - The drain file's text (C(<gateway_state_dir>/drained.json)),
         C({"hosts": {"<host>": {"since": "<ISO UTC>", "by": "<reason>"}}}); null when there is none.
-    type: dict
-  error:
-    description: Why the deployments were not read (the read's message); the gateway is then not OK.
+        Text that is not such JSON makes the gateway not OK, its hosts' routing unknown.
     type: str
 """
 
@@ -45,8 +44,8 @@ EXAMPLES = r"""
 - name: Decide the gateway's routing
   ansible.builtin.set_fact:
     gateway_status: >-
-      {{ model_info.json | default(none) | inferops.serving.gateway_routing(inventory_hostname,
-         'http://127.0.0.1:4000/v1', drained=drain_file) }}
+      {{ model_info_result | inferops.serving.gateway_routing(inventory_hostname, 'http://127.0.0.1:4000/v1',
+         drained=(drain_file.content | b64decode) if drain_file.content is defined else none) }}
 """
 
 RETURN = r"""
@@ -58,13 +57,12 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import gateway_routing
+from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_from_reads
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
 
 
-def _gateway_routing(model_info, gateway, url, drained=None, error=None):
-    return gateway_routing(str(gateway), str(url), plain(model_info), drained=plain(drained),
-                           error=str(error) if error else None)
+def _gateway_routing(result, gateway, url, drained=None):
+    return routing_from_reads(plain(result), str(gateway), str(url), None if drained is None else str(drained))
 
 
 class FilterModule:

@@ -22,6 +22,7 @@ gets a row of its own: its URL and which hosts are in routing.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 
@@ -97,6 +98,29 @@ def gateway_routing(gateway, url, model_info=None, drained=None, error=None):
         state = "routes to %d of %d hosts" % (sum(in_routing.values()), len(in_routing))
     return {"gateway": str(gateway), "url": url, "ok": not problems, "state": state, "groups": groups,
             "in_routing": in_routing, "drained": drain, "problems": problems}
+
+
+def routing_from_reads(result, gateway, url, drained_text=None):
+    """``gateway_routing()`` from the reads of the role's ``status`` entry point: ``result`` the
+    registered ``ansible.builtin.uri`` result of ``GET /v1/model/info`` (its message only, never its
+    request, goes into the state), ``drained_text`` the drain file's text (None: no file)."""
+    result = result if isinstance(result, Mapping) else {}
+    status = result.get("status")
+    model_info, error = None, None
+    if status == 200 and isinstance(result.get("json"), (Mapping, list)):
+        model_info = result["json"]
+    elif status == 401:
+        error = "GET /v1/model/info answered 401: the gateway refuses gateway_master_key (set it as the gateway was converged)"
+    else:
+        error = "GET /v1/model/info answered %s: %s" % (status if status not in (None, -1) else "nothing",
+                                                        result.get("msg") or "no reason given")
+    drained = None
+    if drained_text is not None:
+        try:
+            drained = json.loads(drained_text)
+        except ValueError as exc:
+            drained = {"not JSON": str(exc)}
+    return gateway_routing(gateway, url, model_info, drained=drained, error=error)
 
 
 def _host_routing(host, gateway):

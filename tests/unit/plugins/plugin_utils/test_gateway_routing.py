@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment as d
 from ansible_collections.inferops.serving.plugins.plugin_utils import _gateway as g
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import client_url, gateway_routing, routing_rows
+from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import (
+    client_url, gateway_routing, routing_from_reads, routing_rows)
 
 URL = "http://127.0.0.1:4000/v1"
 SPARK = d.plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8101, "network_mode": "host"})
@@ -115,3 +116,26 @@ def test_client_url_is_the_listen_address_or_the_host():
     assert client_url("0.0.0.0", 4000, "gw-1.example.com") == "http://gw-1.example.com:4000/v1"
     assert client_url("::", 4000, "fd00::5") == "http://[fd00::5]:4000/v1"
     assert client_url("10.0.0.5", "4000", "gw-1") == "http://10.0.0.5:4000/v1"
+
+
+# The reads of roles/gateway/tasks/status.yml, as ansible.builtin.uri registers them.
+
+def test_reads_of_a_gateway_that_answered():
+    result = {"status": 200, "json": MODEL_INFO, "msg": "OK (unknown bytes)"}
+    gateway = routing_from_reads(result, "gw-1", URL, '{"hosts": {"spark-2": {"since": "2026-12-01T20:00:00Z", '
+                                                      '"by": "watchdog restart"}}}')
+    assert gateway["state"] == "routes to 2 of 3 hosts" and gateway["in_routing"]["spark-2"] is False
+
+
+def test_reads_of_a_gateway_that_did_not_answer():
+    refused = {"status": -1, "msg": "Status code was -1 and not [200]: Request failed: <urlopen error [Errno 111] "
+                                    "Connection refused>"}
+    assert routing_from_reads(refused, "gw-1", URL)["state"] == (
+        "NOT READ: GET /v1/model/info answered nothing: Status code was -1 and not [200]: Request failed: "
+        "<urlopen error [Errno 111] Connection refused>")
+    assert "refuses gateway_master_key" in routing_from_reads({"status": 401}, "gw-1", URL)["state"]
+
+
+def test_a_drain_file_that_is_not_json_is_named():
+    gateway = routing_from_reads({"status": 200, "json": MODEL_INFO}, "gw-1", URL, '{"hosts": ')
+    assert not gateway["ok"] and "the drain file is not readable" in gateway["state"]
