@@ -22,6 +22,8 @@ options:
       - The registered C(ansible.builtin.uri) result of the proxy's C(GET /v1/model/info) (the
         deployments it lists, each C(model_info.inferops_host) naming its serving host). Any
         answer but 200 makes the gateway C(NOT READ), with the status and the result's message.
+      - Or, in a rescue, C(ansible_failed_result) (or an unreachable result): the gateway is
+        C(NOT READ) with its message.
     type: dict
     required: true
   gateway:
@@ -29,7 +31,7 @@ options:
     type: str
     required: true
   url:
-    description: The URL clients use (C(inferops.serving.gateway_client_url)).
+    description: The URL clients use (C(inferops.serving.gateway_client_url)); null when not known.
     type: str
     required: true
   drained:
@@ -62,7 +64,8 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import p
 
 
 def _gateway_routing(result, gateway, url, drained=None):
-    return routing_from_reads(plain(result), str(gateway), str(url), None if drained is None else str(drained))
+    return routing_from_reads(plain(result), str(gateway), None if url is None else str(url),
+                              None if drained is None else str(drained))
 
 
 class FilterModule:

@@ -109,6 +109,10 @@ def routing_from_reads(result, gateway, url, drained_text=None):
     model_info, error = None, None
     if status == 200 and isinstance(result.get("json"), (Mapping, list)):
         model_info = result["json"]
+    elif status is None:
+        # Not the read's result: a task before it failed (ansible_failed_result), or the host was unreachable.
+        error = "%s: %s" % ("UNREACHABLE" if result.get("unreachable") else "the read failed",
+                            " ".join(str(result.get("msg") or "no reason given").split()))
     elif status == 401:
         error = "GET /v1/model/info answered 401: the gateway refuses gateway_master_key (set it as the gateway was converged)"
     else:

@@ -84,13 +84,13 @@ def test_gateways_rows_routing_flags_and_a_silent_gateway(tmp_path, litellm):
     out = result.stdout
     assert result.returncode != 0, out[-4000:]
     assert KEY not in out + result.stderr
-    assert re.search(r'"gw-01 +\| gateway \(LiteLLM\) \|[^"]*\| http://127\.0\.0\.1:%d/v1 +\| routes to 2 of 3 hosts"'
+    assert re.search(r'"gw-01 +\| gateway \(LiteLLM\) +\|[^"]*\| http://127\.0\.0\.1:%d/v1 +\| routes to 2 of 3 hosts"'
                      % litellm, out), out[-4000:]
     assert re.search(r'" +in routing=lab-g7e lab-spark, out of routing=lab-spark-2 \(drained since '
                      r'2026-12-01T20:00:00Z by site\.yml rolling swap\)"', out), out[-4000:]
-    assert re.search(r'"gw-02 +\| gateway \(LiteLLM\) \|[^"]*\| NOT READ: GET /v1/model/info answered nothing: ', out), \
+    assert re.search(r'"gw-02 +\| gateway \(LiteLLM\) +\|[^"]*\| NOT READ: GET /v1/model/info answered nothing: ', out), \
         out[-4000:]
-    assert re.search(r'"lab-spark +\| gb10-nvfp4-mtp-throughput \|[^"]*\| NOT READ: [^"]*; IN ROUTING on gw-01 but not '
+    assert re.search(r'"lab-spark +\| gb10-nvfp4-mtp-throughput +\|[^"]*\| NOT READ: [^"]*; IN ROUTING on gw-01 but not '
                      r'serving: the gateway sends it requests that fail over or fail"', out), out[-4000:]
     assert re.search(r"routing=in on gw-01; unknown on gw-02 \(NOT READ: ", out), out[-4000:]
     # The serving host and the silent gateway are failed; the gateway that answered is not.

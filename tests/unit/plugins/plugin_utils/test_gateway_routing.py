@@ -139,3 +139,11 @@ def test_reads_of_a_gateway_that_did_not_answer():
 def test_a_drain_file_that_is_not_json_is_named():
     gateway = routing_from_reads({"status": 200, "json": MODEL_INFO}, "gw-1", URL, '{"hosts": ')
     assert not gateway["ok"] and "the drain file is not readable" in gateway["state"]
+
+
+def test_a_read_that_failed_before_the_request_is_named():
+    failed = {"failed": True, "msg": "Validation of arguments failed: missing required arguments: gateway_master_key"}
+    assert routing_from_reads(failed, "gw-1", None)["state"] == (
+        "NOT READ: the read failed: Validation of arguments failed: missing required arguments: gateway_master_key")
+    unreachable = {"unreachable": True, "msg": "Failed to connect to the host via ssh: Connection refused"}
+    assert routing_from_reads(unreachable, "gw-1", None)["state"].startswith("NOT READ: UNREACHABLE: Failed to connect")
