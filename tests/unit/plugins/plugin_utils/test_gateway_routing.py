@@ -147,3 +147,16 @@ def test_a_read_that_failed_before_the_request_is_named():
         "NOT READ: the read failed: Validation of arguments failed: missing required arguments: gateway_master_key")
     unreachable = {"unreachable": True, "msg": "Failed to connect to the host via ssh: Connection refused"}
     assert routing_from_reads(unreachable, "gw-1", None)["state"].startswith("NOT READ: UNREACHABLE: Failed to connect")
+
+
+def test_the_real_answer_of_litellm_reads():
+    # LiteLLM 1.106.12's /v1/model/info on lab-gateway (the fixture names its source): our
+    # model_info keys survive beside the ~100 LiteLLM adds.
+    import json
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "gateway", "litellm-1.106.12-model-info.json")
+    with open(path, encoding="utf-8") as handle:
+        answer = json.load(handle)["answer"]
+    gateway = gateway_routing("lab-gateway", URL, answer)
+    assert gateway["in_routing"] == {"lab-g7e": True, "lab-spark": True, "lab-spark-2": True}
+    assert gateway["groups"]["RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"] == ["lab-spark", "lab-spark-2"]
