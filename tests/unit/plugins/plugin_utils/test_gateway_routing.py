@@ -2,12 +2,16 @@
 """Which hosts a gateway routes to, and the status flags when that disagrees with what serves (issue 22)."""
 from __future__ import annotations
 
+import json
+import os
+
 from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment as d
 from ansible_collections.inferops.serving.plugins.plugin_utils import _gateway as g
 from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import (
     client_url, gateway_routing, routing_from_reads, routing_rows)
 
 URL = "http://127.0.0.1:4000/v1"
+FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "gateway", "litellm-1.106.12-model-info.json")
 SPARK = d.plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8101, "network_mode": "host"})
 G7E = d.plan("g7e-fp8-sglang-eagle", {"name": "inferops-serving", "port": 8102, "network_mode": "host"})
 # The gateway's own configuration of three hosts (roles/gateway writes it; /v1/model/info lists the
@@ -152,10 +156,7 @@ def test_a_read_that_failed_before_the_request_is_named():
 def test_the_real_answer_of_litellm_reads():
     # LiteLLM 1.106.12's /v1/model/info on lab-gateway (the fixture names its source): our
     # model_info keys survive beside the ~100 LiteLLM adds.
-    import json
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "gateway", "litellm-1.106.12-model-info.json")
-    with open(path, encoding="utf-8") as handle:
+    with open(FIXTURE, encoding="utf-8") as handle:
         answer = json.load(handle)["answer"]
     gateway = gateway_routing("lab-gateway", URL, answer)
     assert gateway["in_routing"] == {"lab-g7e": True, "lab-spark": True, "lab-spark-2": True}
