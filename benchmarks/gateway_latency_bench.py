@@ -144,8 +144,8 @@ def main(argv=None):
     print("%-8s %-32s %9s %9s" % ("path", "url", "p50 ms", "p99 ms"))
     for name, url in (("direct", args.engine), ("gateway", args.gateway)):
         print("%-8s %-32s %9.2f %9.2f" % (name, url, result[name]["p50_ms"], result[name]["p99_ms"]))
-    print("gateway adds %.2f ms at p50 (x%s), %.2f ms at p99" % (result["added_p50_ms"], result["ratio_p50"],
-                                                                   result["added_p99_ms"]))
+    print("gateway adds %.2f ms at p50 (x%s), %.2f ms at p99"
+          % (result["added_p50_ms"], result["ratio_p50"], result["added_p99_ms"]))
     return 0
 
 

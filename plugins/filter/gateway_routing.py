@@ -22,7 +22,8 @@ options:
       - The registered C(ansible.builtin.uri) result of the proxy's C(GET /v1/model/info) (the
         deployments it lists, each C(model_info.inferops_host) naming its serving host). Any
         answer but 200 makes the gateway C(NOT READ), with the status and the result's message.
-      - Or, in a rescue, C(ansible_failed_result) (or an unreachable result): the gateway is
+      - >-
+        Or, in a rescue, C(ansible_failed_result) (or an unreachable result); the gateway is then
         C(NOT READ) with its message.
     type: dict
     required: true
@@ -36,7 +37,8 @@ options:
     required: true
   drained:
     description:
-      - The drain file's text (C(<gateway_state_dir>/drained.json)),
+      - >-
+        The drain file's text (C(<gateway_state_dir>/drained.json)),
         C({"hosts": {"<host>": {"since": "<ISO UTC>", "by": "<reason>"}}}); null when there is none.
         Text that is not such JSON makes the gateway not OK, its hosts' routing unknown.
     type: str

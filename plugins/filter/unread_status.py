@@ -12,7 +12,8 @@ version_added: 0.1.0
 description:
   - Used by C(playbooks/status.yml) (the server role's C(status) entry point) so that a host that
     cannot be reached, or whose read fails, still has a row in the fleet's table, with the reason.
-  - The input is the reach probe's registered result (C(ansible.builtin.ping) with
+  - >-
+    The input is the reach probe's registered result (C(ansible.builtin.ping) with
     C(ignore_unreachable)); when it answered C(pong) the result is C({host, unread: false}). With
     O(task), the input is the failed task's result in a rescue (C(ansible_failed_result)) and the
     row is always an unread one.
@@ -62,7 +63,8 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - C({host, unread: false}) when the host answered; else C(host), C(unread) (true), C(ok)
+    - >-
+      C({host, unread: false}) when the host answered; else C(host), C(unread) (true), C(ok)
       (false), C(state) (C(UNREACHABLE:) or C(NOT READ:) with the reason), C(problems), C(profile),
       C(planned_digest), and the other keys of C(inferops.serving.host_status) empty.
   type: dict

@@ -77,8 +77,8 @@ def test_a_serving_host_out_of_routing_is_flagged():
     assert not flagged["ok"]
     assert flagged["state"] == ("serving but OUT OF ROUTING on gw-1 (drained since 2026-12-01T20:00:00Z by site.yml "
                                 "rolling swap): no client request reaches it")
-    assert flagged["details"] == {"running": 0, "routing": "out on gw-1: drained since 2026-12-01T20:00:00Z by "
-                                                            "site.yml rolling swap"}
+    assert flagged["details"] == {
+        "running": 0, "routing": "out on gw-1: drained since 2026-12-01T20:00:00Z by site.yml rolling swap"}
     assert rows[0]["ok"] and rows[0]["state"] == "serving" and rows[0]["details"]["routing"] == "in on gw-1"
 
 
