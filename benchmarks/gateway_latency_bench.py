@@ -134,8 +134,8 @@ def main(argv=None):
                 measured[name].append(timed(url, body, auth, args.timeout))
     except (urllib.error.URLError, OSError) as exc:
         raise SystemExit("a request failed: %s (is the lab converged? make site)" % exc) from None
-    result = dict(figures(measured["direct"], measured["gateway"]), model=model, engine=args.engine,
-                  gateway=args.gateway, max_tokens=args.max_tokens)
+    result = dict(figures(measured["direct"], measured["gateway"]), model=model, engine_url=args.engine,
+                  gateway_url=args.gateway, max_tokens=args.max_tokens)
     if args.json:
         print(json.dumps(result, sort_keys=True))
         return 0

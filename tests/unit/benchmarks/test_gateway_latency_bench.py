@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -50,3 +51,21 @@ def test_figures_are_measured_differences_and_ratio():
     assert result["direct"] == {"requests": 100, "p50_ms": 10.0, "p99_ms": 20.0}
     assert result["gateway"] == {"requests": 100, "p50_ms": 13.0, "p99_ms": 25.0}
     assert (result["added_p50_ms"], result["added_p99_ms"], result["ratio_p50"]) == (3.0, 5.0, 1.3)
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+def test_a_run_prints_both_paths_and_the_difference(monkeypatch, capsys, json_output):
+    # No engine or gateway: the requests are stubbed, the gateway 3 ms slower than the engine.
+    monkeypatch.setattr(bench, "_request", lambda url, body, key, timeout: {"data": [{"id": "m"}]})
+    monkeypatch.setattr(bench, "timed", lambda url, body, key, timeout: 13.0 if url.endswith(":4000/v1") else 10.0)
+    monkeypatch.setenv("INFEROPS_GATEWAY_KEY", "sk-unit-bench-key-0123")
+    assert bench.main(["--requests", "3", "--warmup", "1"] + (["--json"] if json_output else [])) == 0
+    out = capsys.readouterr().out
+    if json_output:
+        result = json.loads(out)
+        assert result["gateway"]["p50_ms"] == 13.0 and result["direct"]["p50_ms"] == 10.0
+        assert result["gateway_url"] == "http://127.0.0.1:4000/v1" and result["added_p50_ms"] == 3.0
+    else:
+        assert "direct   http://127.0.0.1:8102/v1" in out and "gateway  http://127.0.0.1:4000/v1" in out
+        assert "gateway adds 3.00 ms at p50 (x1.3), 3.00 ms at p99" in out
+    assert "sk-unit-bench-key-0123" not in out
