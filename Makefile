@@ -37,7 +37,7 @@ lab-tests: lab-up
 lab-down:
 	tests/lab/lab.sh down
 
-## bench: the heavy benchmarks (not part of make test): log scan vs grep, swap downtime, no-op converge
+## bench: the heavy benchmarks (not part of make test): log scan vs grep, swap downtime, the gateway's added latency, no-op converge
 ## before/after, the watchdog under a 2-minute 64-request burst, a full load sweep (5 levels x 3 runs x 30 s)
 ## with the pinned load generator (.venv-loadgen, scripts/loadgen-env) against the engine simulator
 bench: lab-fleet
@@ -46,6 +46,7 @@ bench: lab-fleet
 	  INFEROPS_BENCH_BURST_REQUESTS=500 INFEROPS_BENCH_BURST_TIME_SCALE=0.1 pytest tests/bench -m bench -q -s
 	python benchmarks/backend_assert_bench.py
 	python benchmarks/rollout_swap_bench.py -i inventories/lab --host lab-spark --port 8101
+	python benchmarks/gateway_latency_bench.py
 	python benchmarks/noop_converge_bench.py
 	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
 	pytest tests/lab/test_benchmark.py -m heavy -q

@@ -7,16 +7,19 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: unread_status
 author: inferops.serving contributors (@inferops)
-short_description: The status row of a host that could not be read, or null when it answered
+short_description: The status row of a host that could not be read, with a boolean saying whether it was
 version_added: 0.1.0
 description:
   - Used by C(playbooks/status.yml) (the server role's C(status) entry point) so that a host that
     cannot be reached, or whose read fails, still has a row in the fleet's table, with the reason.
-  - The input is the reach probe's registered result (C(ansible.builtin.ping) with
-    C(ignore_unreachable)); null when it answered C(pong). With O(task), the input is the failed
-    task's result in a rescue (C(ansible_failed_result)) and a row is always returned.
-  - The row has the keys of C(inferops.serving.host_status); C(ok) is false and C(state) starts
-    with C(UNREACHABLE:) or C(NOT READ:).
+  - >-
+    The input is the reach probe's registered result (C(ansible.builtin.ping) with
+    C(ignore_unreachable)); when it answered C(pong) the result is C({host, unread: false}). With
+    O(task), the input is the failed task's result in a rescue (C(ansible_failed_result)) and the
+    row is always an unread one.
+  - An unread row has C(unread) true and the keys of C(inferops.serving.host_status); C(ok) is
+    false and C(state) starts with C(UNREACHABLE:) or C(NOT READ:). Always a mapping, never null,
+    so a playbook sets it once and tests C(unread).
 options:
   _input:
     description: A registered task result.
@@ -47,17 +50,23 @@ EXAMPLES = r"""
   failed_when: false
   register: reach
 
+- name: Decide whether the host answered
+  ansible.builtin.set_fact:
+    reached: "{{ reach | inferops.serving.unread_status(inventory_hostname, deployment=server_deployment) }}"
+
 - name: Record a host that did not answer
   ansible.builtin.set_fact:
-    server_status: "{{ reach | inferops.serving.unread_status(inventory_hostname, deployment=server_deployment) }}"
+    server_status: "{{ reached }}"
+  when: reached.unread
 """
 
 RETURN = r"""
 _value:
   description:
-    - Null when the host answered; else C(host), C(ok) (false), C(state) (C(UNREACHABLE:) or
-      C(NOT READ:) with the reason), C(problems), C(profile), C(planned_digest), and the other
-      keys of C(inferops.serving.host_status) empty.
+    - >-
+      C({host, unread: false}) when the host answered; else C(host), C(unread) (true), C(ok)
+      (false), C(state) (C(UNREACHABLE:) or C(NOT READ:) with the reason), C(problems), C(profile),
+      C(planned_digest), and the other keys of C(inferops.serving.host_status) empty.
   type: dict
 """
 

@@ -179,8 +179,8 @@ def gateway_config(backends, settings=None):
             key_env[var] = {"host": host, "secret": deployment["api_key_env"]}
             params["api_key"] = "os.environ/" + var
         model_list.append({"model_name": group, "litellm_params": params,
-                           # inferops_host: what the drain callback (roles/gateway/files/inferops_drain.py)
-                           # matches the drain state's hosts with.
+                           # id: the deployment's stable id (LiteLLM's model_id); inferops_host: the
+                           # serving host it is, read by the drain and by status (_gateway_routing).
                            "model_info": {"id": host, "inferops_host": host, "mode": "chat"}})
         for alias in names[1:]:
             aliases.setdefault(alias, group)

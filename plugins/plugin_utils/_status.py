@@ -110,7 +110,9 @@ UNREAD = "NOT READ: failed or not reached, see its errors above"
 
 
 def unread_status(result, host, deployment=None, task=None, censored=False):
-    """The status row of a host whose read did not happen, or None when ``result`` says it answered.
+    """The status row of a host whose read did not happen (``unread`` true), or ``{host, unread:
+    false}`` when ``result`` says it answered: a mapping either way, so a playbook tests one boolean
+    (ansible-core 2.18 turns a fact set to None into an empty string).
 
     ``result`` is a registered task result: the reach probe (ansible.builtin.ping with
     ``ignore_unreachable``), or ``ansible_failed_result`` in a rescue with ``task`` the failed
@@ -119,7 +121,7 @@ def unread_status(result, host, deployment=None, task=None, censored=False):
     """
     result = result or {}
     if task is None and not result.get("unreachable") and not result.get("failed") and result.get("ping") == "pong":
-        return None
+        return {"host": host, "unread": False}
     reason = " ".join(str(result.get("msg") or "no reason given").split())
     # ansible-core 2.19+ prefixes a result's message with what the reader already knows.
     reason = reason[len("Task failed: "):] if reason.startswith("Task failed: ") else reason
@@ -134,6 +136,7 @@ def unread_status(result, host, deployment=None, task=None, censored=False):
     deployment = deployment or {}
     return {
         "host": host,
+        "unread": True,
         "ok": False,
         "state": state,
         "drift": [],

@@ -4,7 +4,7 @@
 site.yml converges the lab fleet with a master key and an engine API key for lab-spark (vLLM
 enforces VLLM_API_KEY; the simulator does as vLLM does) from a 0600 vars file, at -vvv. Then,
 through http://127.0.0.1:4000/v1 (lab-gateway shares the machine's network): /v1/models lists
-both model groups, chat and completions pass through streamed and not to both engines (the
+both model groups (the Sparks' with two deployments, lab-spark and lab-spark-2), chat and completions pass through streamed and not to both engines (the
 gateway sends lab-spark's key, lab-g7e has none), a request without the key gets 401. Neither
 key appears in any output, in the gateway's argv (ps), its journal, or any file on lab-gateway
 but the 0600 env file. A second run of the gateway play changes nothing.
@@ -87,7 +87,15 @@ def groups():
 def test_models_lists_every_group(converged):
     listed = groups()
     assert SPARK_MODEL in listed
-    assert len(listed) == 2, listed  # lab-spark's and lab-g7e's served model names
+    assert len(listed) == 2, listed  # the Sparks' and lab-g7e's served model names
+
+
+def test_the_spark_group_has_both_sparks(converged):
+    config = yaml.safe_load(on_gateway("cat /etc/inferops-gateway/config.yaml"))
+    deployments = {entry["model_info"]["inferops_host"]: entry for entry in config["model_list"]}
+    assert sorted(deployments) == ["lab-g7e", "lab-spark", "lab-spark-2"], sorted(deployments)
+    assert {deployments[host]["model_name"] for host in ("lab-spark", "lab-spark-2")} == {SPARK_MODEL}
+    assert deployments["lab-spark-2"]["litellm_params"]["api_base"] == "http://127.0.0.1:8103/v1"
 
 
 def test_a_request_without_the_key_is_refused(converged):

@@ -29,7 +29,8 @@ SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
 # target was set up. One at a time until the destroy's timeout or the pairing allows for that.
 MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "1")))
 # The lab fleet's hosts and the profiles their inventory groups choose.
-FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-g7e": "g7e-fp8-sglang-eagle"}
+FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-spark-2": "gb10-nvfp4-mtp-throughput",
+         "lab-g7e": "g7e-fp8-sglang-eagle"}
 
 
 def run(args, timeout):
@@ -89,6 +90,8 @@ def test_demo_converges_the_fleet_then_changes_nothing():
     for host in FLEET:
         assert hosts[host]["failed"] == 0 and hosts[host]["unreachable"] == 0
         assert hosts[host]["changed"] == 0, "second converge changed %s:\n%s" % (host, tail(result))
+    # The front door too (issue 22): its configuration, env file and unit are rewritten identically.
+    assert hosts["lab-gateway"]["changed"] == 0, "second converge changed lab-gateway:\n%s" % tail(result)
     # The summary table: each host serves its profile, every expected backend proven, "2+2" = 4.
     for output in outputs:
         table = output[output.index("Summarise the fleet"):]

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """status.yml on the lab fleet with one host stopped (issue 26): the stopped host is in the table
-with the reason it could not be reached, the running hosts keep their rows, the run exits non-zero.
+with the reason it could not be reached, the running hosts keep their rows (each in routing on
+lab-gateway, whose row lists them: issue 22), the run exits non-zero.
 
 The stopped host is a target container created from the lab's target image and never started
 (a machine that is powered off), added to a copy of inventories/lab; the lab fleet is not touched.
@@ -58,7 +59,15 @@ def test_a_stopped_host_is_in_the_table_with_its_reason_and_the_run_fails(invent
     # nothing, so the row says NOT READ with that reason (an SSH host's says UNREACHABLE:
     # tests/unit/playbooks/test_status_unreachable.py).
     assert re.search(r"%s\s+\| gb10-nvfp4-mtp-throughput \|.*\| (UNREACHABLE|NOT READ): \S" % STOPPED, out), out[-4000:]
-    for host in ("lab-spark", "lab-g7e"):
-        assert re.search(r"%s\s+\|.*\|\s+serving'?$" % host, out, re.M), out[-4000:]
+    for host in ("lab-spark", "lab-spark-2", "lab-g7e"):
+        # Its row, then its details line with its routing.
+        assert re.search(r"%s\s+\|.*\|\s+serving'?\n\W*\s+running=.*, routing=in on lab-gateway'?$" % host, out,
+                         re.M), out[-4000:]
+    # The gateway's row (issue 22): its URL, the three lab hosts in routing; the stopped host is no
+    # deployment of it and does not serve, so its routing agrees (out, not serving): no flag.
+    assert re.search(r"lab-gateway\s+\| gateway \(LiteLLM\)\s+\|.*\| http://127\.0\.0\.1:4000/v1\s+\| routes to 3 of 3 "
+                     r"hosts'?$", out, re.M), out[-4000:]
+    assert "in routing=lab-g7e lab-spark lab-spark-2, out of routing=none" in out, out[-4000:]
+    assert "IN ROUTING" not in out and "OUT OF ROUTING" not in out, out[-4000:]
     assert re.search(r"fatal: \[%s\]: FAILED!" % STOPPED, out), out[-4000:]
     assert re.search(r"msg: '?%s: (UNREACHABLE|NOT READ): \S" % STOPPED, out), out[-4000:]

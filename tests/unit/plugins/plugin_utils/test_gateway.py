@@ -45,6 +45,14 @@ def test_one_group_per_served_name_one_deployment_per_host():
                                                   "api_base": "http://10.0.0.21:8102/v1"}
 
 
+def test_each_deployment_names_its_serving_host():
+    # The contract the drain and status read: model_info {id: a stable id, inferops_host: the host}.
+    infos = [e["model_info"] for e in g.gateway_config(FLEET)["config"]["model_list"]]
+    assert sorted((i["id"], i["inferops_host"]) for i in infos) == [
+        ("g7e-1", "g7e-1"), ("spark-1", "spark-1"), ("spark-2", "spark-2")]
+    assert g.gateway_config(list(reversed(FLEET)))["config"]["model_list"] == g.gateway_config(FLEET)["config"]["model_list"]
+
+
 def test_engine_key_is_an_env_reference_never_a_value():
     result = g.gateway_config(FLEET)
     params = {e["model_info"]["id"]: e["litellm_params"] for e in result["config"]["model_list"]}

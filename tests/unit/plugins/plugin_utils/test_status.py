@@ -68,12 +68,13 @@ UNREACHABLE = {"unreachable": True, "changed": False,
 
 
 def test_a_host_that_answered_has_no_unread_row():
-    assert unread_status(PONG, "s1", DEPLOYMENT) is None
+    # A mapping, never None: ansible-core 2.18 turned a fact set to None into '' (one call, one boolean).
+    assert unread_status(PONG, "s1", DEPLOYMENT) == {"host": "s1", "unread": False}
 
 
 def test_an_unreachable_host_has_a_row_with_the_reason_and_its_plan():
     row = unread_status(UNREACHABLE, "s1", DEPLOYMENT)
-    assert not row["ok"]
+    assert row["unread"] is True and not row["ok"]
     assert row["state"] == ("UNREACHABLE: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.9 "
                             "port 22: Connection timed out")
     assert row["profile"] == "gb10-nvfp4-mtp-throughput" and row["planned_digest"] == "sha256:" + "a" * 64
