@@ -160,7 +160,9 @@ ensure_images() {
   local pids=() kinds=() failed=() kind image i
   for kind in base target; do
     image="$BASE_IMAGE"; [ "$kind" = target ] && image="$TARGET_OS_IMAGE"
-    if image_exists "$image"; then
+    # An image built with another package list (build-os-image.sh packages) is built again.
+    if image_exists "$image" &&
+       { [ "$kind" = base ] || [ "$(image_label "$image" inferops-lab.packages)" = "$("$LAB_SRC/setup/build-os-image.sh" packages "$kind")" ]; }; then
       say "image $image: present"
     else
       say "image $image: building with debootstrap (about a minute; log $LOG/debootstrap-$kind.log)"
