@@ -43,9 +43,10 @@ ENGINE_IMAGES=(
   "vllm/vllm-openai:v0.24.0-cu130 vllm 0.24.0 -"
 )
 # prometheus (promtool), prometheus-node-exporter and prometheus-alertmanager: the monitoring role's
-# promtool tests (tests/unit/monitoring) and the lab's Prometheus.
+# promtool tests (tests/unit/monitoring) and the lab's Prometheus. rsync: the model_cache role's copy
+# from a peer (tests/unit/playbooks/test_model_cache_role.py runs it on this machine).
 PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates
-          prometheus prometheus-node-exporter prometheus-alertmanager)
+          prometheus prometheus-node-exporter prometheus-alertmanager rsync)
 # The Debian engine and its CLI (the machine may also carry a newer static CLI in /usr/local/bin).
 DOCKER_BIN=/usr/bin/docker
 
