@@ -10,7 +10,7 @@ author: inferops.serving contributors (@inferops)
 short_description: The lock's entry for a model revision proven on a pin canary
 version_added: 0.1.0
 description:
-  - The commit, the manifest the canary staged and verified (each file's size and hash: what an
+  - The commit, the manifest the canary staged and verified (each file's size and hash, what an
     offline host verifies against) with its sha256, when it was pinned, the commit before it, and
     the evidence (canary, profile, image, readiness, smoke answer).
   - Refuses a staging of another commit than the candidate's, or none. A file of the previous
