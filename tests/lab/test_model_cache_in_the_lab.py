@@ -82,12 +82,14 @@ def test_a_peer_copies_over_ssh_and_verifies_without_the_hub(peers):
     converge(tmp_path, SOURCE, "-e", "model_cache_dir=%s/source" % WORK)  # from the Hub stand-in
     with urllib.request.urlopen("%s/api/models/%s/revision/%s?blobs=true" % (HUB, MODEL, COMMIT), timeout=10) as answer:
         manifest = manifest_from_info(json.loads(answer.read()), COMMIT)
-    lock = tmp_path / "lock.json"
-    lock.write_text(json.dumps({"inferops_serving_image_lock": {"models": {MODEL: {"revision": COMMIT,
-                                                                                   "manifest": manifest}}}}))
+    # The lock's manifest, the copy's cache and its peer (a JSON file: the rsh has spaces).
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps({
+        "inferops_serving_image_lock": {"models": {MODEL: {"revision": COMMIT, "manifest": manifest}}},
+        "model_cache_dir": "%s/copy" % WORK, "model_cache_source": "root@127.0.0.1:%s/source/hub" % WORK,
+        "model_cache_source_rsh": RSH}))
     before = hub_requests()
-    copy_vars = ["-e", "@%s" % lock, "-e", "model_cache_dir=%s/copy" % WORK,
-                 "-e", "model_cache_source=root@127.0.0.1:%s/source/hub" % WORK, "-e", "model_cache_source_rsh=%s" % RSH]
+    copy_vars = ["-e", "@%s" % copy]
     result = converge(tmp_path, COPY, *copy_vars)
     assert labkit.recap(result.stdout)[COPY]["changed"] > 0, result.stdout[-3000:]
     assert hub_requests() == before  # the second host asked the Hub stand-in nothing
