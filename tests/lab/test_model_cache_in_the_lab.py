@@ -30,6 +30,7 @@ HUB = "http://127.0.0.1:5090"
 HUB_LOG = os.path.join(os.environ.get("LAB_DIR", os.path.join(labkit.ROOT, ".lab")), "log", "hub-requests.jsonl")
 WORK = "/var/tmp/inferops-peer-copy-test"
 SSH_PORT = 8198
+SSH_DIR = "/etc/inferops-peer-copy-test"  # the sshd's authorized key and pid file, on lab-spark
 KEY = "/root/.ssh/inferops_peer_copy_test"
 RSH = ("ssh -p %d -i %s -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
        % (SSH_PORT, KEY))
@@ -60,14 +61,17 @@ def peers(tmp_path):
     labkit.playbook(INVENTORY, os.path.join(labkit.LAB, "fleet.yml"))
     pub = labkit.exec_on(COPY, "mkdir -p /root/.ssh && (test -e {0} || ssh-keygen -q -t ed25519 -N '' -f {0}) "
                                "&& cat {0}.pub".format(KEY)).stdout.strip()
-    labkit.exec_on(SOURCE, "mkdir -p /run/sshd %s && ssh-keygen -A && echo '%s' >%s/authorized_keys && "
+    # The key in a root-only directory: sshd's StrictModes refuses one under /var/tmp (mode 1777).
+    labkit.exec_on(SOURCE, "mkdir -p /run/sshd %s && install -d -m 700 %s && ssh-keygen -A && "
+                           "echo '%s' >%s/authorized_keys && chmod 600 %s/authorized_keys && "
                            "/usr/sbin/sshd -p %d -o ListenAddress=127.0.0.1 -o PasswordAuthentication=no "
                            "-o AuthorizedKeysFile=%s/authorized_keys -o PidFile=%s/sshd.pid"
-                   % (WORK, pub, WORK, SSH_PORT, WORK, WORK))
+                   % (WORK, SSH_DIR, pub, SSH_DIR, SSH_DIR, SSH_PORT, SSH_DIR, SSH_DIR))
     try:
         yield tmp_path
     finally:
-        labkit.exec_on(SOURCE, "test -e {0}/sshd.pid && kill $(cat {0}/sshd.pid); rm -rf {0}".format(WORK), check=False)
+        labkit.exec_on(SOURCE, "test -e {1}/sshd.pid && kill $(cat {1}/sshd.pid); rm -rf {0} {1}".format(WORK, SSH_DIR),
+                       check=False)
         labkit.exec_on(COPY, "rm -rf {0} {1} {1}.pub".format(WORK, KEY), check=False)
 
 
