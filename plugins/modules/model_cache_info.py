@@ -102,6 +102,13 @@ snapshot:
   description: The snapshot directory of the revision.
   returned: success
   type: str
+folder:
+  description:
+    - The repository's folder in the cache (C(models--<org>--<name>)), which holds its blobs and
+      snapshots; what a copy from a peer transfers.
+  returned: success
+  type: str
+  sample: /var/cache/inferops-serving/huggingface/hub/models--inferops-lab--tiny-chat
 """
 
 import json
@@ -199,7 +206,7 @@ def main():
     staged = not problems and marker_vouches(marker, manifest, fingerprint)
     space = space_verdict(manifest, _blob_sizes(folder), _free_bytes(params["hub_cache"]), params["reserve_bytes"])
     module.exit_json(changed=False, manifest=manifest, manifest_sha256=manifest_sha256(manifest), source=source,
-                     space=space, staged=staged, snapshot=snapshot)
+                     space=space, staged=staged, snapshot=snapshot, folder=folder)
 
 
 if __name__ == "__main__":

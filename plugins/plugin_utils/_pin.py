@@ -5,7 +5,8 @@
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """What the pin role decides: the canaries, the candidate digest and what to do with it, the
-failure and its known-bad entry, the lock entry.
+failure and its known-bad entry, the lock entry; and for a model's new revision
+(``pin_model_revision``) the candidate commit and its lock entry.
 
 Pure functions over what the role has in hand (the deployment plan, the pull's or the registry's
 answer, the inventory's lock and known-bad list, the server role's public results); the filters
@@ -21,6 +22,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
     load_known_bad,
     validate_known_bad,
 )
+from ansible_collections.inferops.serving.plugins.plugin_utils._weights import revision_problem
 
 # A failure of these server-role steps says nothing about the image that would run (a refused host,
 # a registry that did not answer): the digest is not marked known-bad.
@@ -217,3 +219,60 @@ def lock_entry(target_, deployment, host, now, summary=None, version=None, spec_
         "archive": "%s:%s" % (archive_host or host, target_["archive"]) if target_.get("archive") else None,
     }
     return {key: value for key, value in entry.items() if value is not None}
+
+
+def model_target(deployment, revision, model=None, lock=None, overrides=None):
+    """What this canary does with ``pin_model_revision``: the candidate commit of its model.
+
+    ``model``: ``pin_model`` (only the canaries deploying it take part; others are ``skip``), else
+    the canary's own model. Returns ``{model, revision, current, pinned, skip, overrides}``:
+    ``current`` the lock's ``models`` entry ({} without one), ``pinned`` when the lock holds this
+    commit already, ``overrides`` the host's ``server_profile_overrides`` with the revision laid
+    over (what the canary stages, verifies and deploys). A revision that is not a full commit is
+    refused before anything changes: a branch moves, so a lock of it would pin nothing.
+    """
+    problem = revision_problem(revision)
+    if problem is not None:
+        raise PinError("pin_model_revision %s; give the 40-hex commit id of the model (the Hub's History "
+                       "of the repository, or `hf api`), not a branch, tag or abbreviation" % problem[1])
+    own = ((deployment or {}).get("weights") or {}).get("model")
+    if not own:
+        raise PinError("the canary's deployment names no model (server_deployment.weights.model): run the "
+                       "canaries entry point (playbooks/pin.yml) first")
+    current = dict((((lock or {}).get("models") or {}).get(own)) or {})
+    laid = dict(overrides or {}, revision=revision)
+    return {"model": own, "revision": revision, "current": current,
+            "pinned": current.get("revision") == revision, "skip": bool(model) and model != own,
+            "overrides": laid}
+
+
+def model_lock_entry(target_, deployment, host, now, cache_info=None, summary=None):
+    """The lock's ``models`` entry for a revision proven on the canary: the commit, its manifest
+    (what an offline host verifies against) and the manifest's sha256 from the canary's staging
+    (``cache_info``: model_cache_info's result), the commit before it, and the evidence.
+
+    inventory_entry deep-merges the entry into the lock and a null removes a key: a file of the
+    previous revision's manifest that this one lacks is null, so the lock holds exactly this one.
+    """
+    manifest = (cache_info or {}).get("manifest") or {}
+    if manifest.get("revision") != target_["revision"]:
+        raise PinError("the canary staged %s, not the candidate %s: nothing verified it, the lock is unchanged"
+                       % (manifest.get("revision") or "nothing", target_["revision"]))
+    current = target_.get("current") or {}
+    files = {path: None for path in ((current.get("manifest") or {}).get("files") or {})}
+    files.update(manifest["files"])
+    summary, image = summary or {}, (deployment or {}).get("image") or {}
+    return {
+        "revision": target_["revision"],
+        "manifest_sha256": cache_info.get("manifest_sha256"),
+        "manifest": {"revision": target_["revision"], "files": files},
+        "pinned_at": now,
+        "previous_revision": current.get("revision"),
+        "evidence": {
+            "canary": host,
+            "profile": ((deployment or {}).get("profile") or {}).get("name"),
+            "image": "%s@%s" % (image.get("repository"), image.get("digest")) if image.get("digest") else None,
+            "ready_seconds": summary.get("ready_seconds"),
+            "smoke_answer": summary.get("smoke_answer"),
+        },
+    }

@@ -43,9 +43,10 @@ ENGINE_IMAGES=(
   "vllm/vllm-openai:v0.24.0-cu130 vllm 0.24.0 -"
 )
 # prometheus (promtool), prometheus-node-exporter and prometheus-alertmanager: the monitoring role's
-# promtool tests (tests/unit/monitoring) and the lab's Prometheus.
+# promtool tests (tests/unit/monitoring) and the lab's Prometheus. rsync: the model_cache role's copy
+# from a peer (tests/unit/playbooks/test_model_cache_role.py runs it on this machine).
 PACKAGES=(docker.io debootstrap docker-registry gnupg dpkg-dev apt-utils curl ca-certificates
-          prometheus prometheus-node-exporter prometheus-alertmanager)
+          prometheus prometheus-node-exporter prometheus-alertmanager rsync)
 # The Debian engine and its CLI (the machine may also carry a newer static CLI in /usr/local/bin).
 DOCKER_BIN=/usr/bin/docker
 
@@ -160,7 +161,9 @@ ensure_images() {
   local pids=() kinds=() failed=() kind image i
   for kind in base target; do
     image="$BASE_IMAGE"; [ "$kind" = target ] && image="$TARGET_OS_IMAGE"
-    if image_exists "$image"; then
+    # An image built with another package list (build-os-image.sh packages) is built again.
+    if image_exists "$image" &&
+       { [ "$kind" = base ] || [ "$(image_label "$image" inferops-lab.packages)" = "$("$LAB_SRC/setup/build-os-image.sh" packages "$kind")" ]; }; then
       say "image $image: present"
     else
       say "image $image: building with debootstrap (about a minute; log $LOG/debootstrap-$kind.log)"

@@ -78,8 +78,11 @@ GROUP_VARS = {
     "preflight_meminfo_path": MEMINFO,
     "server_profile": "gb10-nvfp4-mtp-throughput",
     "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
-    # As inventories/lab/group_vars/serving.yml: the targets cannot install the Hub client yet, so
-    # the lab does not stage weights (tests/unit/playbooks/test_model_cache_role.py runs the role).
+    # The shared Sparks stage no weights: their tests (pin, rollout, readiness, watchdog) are about
+    # the image and the engine, and staging would cost each new shared host the Hub client's install
+    # and the stand-in's revision in its overrides. inventories/lab's fleet stages (make site), and
+    # tests/lab/test_model_cache_in_the_lab.py and tests/unit/playbooks/test_model_cache_role.py
+    # test the role.
     "model_cache_enabled": False,
 }
 

@@ -71,13 +71,16 @@ def flag_pairs(argv):
 # The profiles pin the model's commit (issue 24), which the seeds do not: the engine is told it
 # through every revision flag, and the container runs offline (the weights are staged first).
 MODEL_COMMIT = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0"
+# The FP8 model's commit (profiles/g7e-fp8-sglang.yml names its source).
+FP8_MODEL_COMMIT = "9f80cb76c26738e29c4d4d7a30fe882f938a25a6"
 
 
-def without_weights_pin(run, commit=MODEL_COMMIT):
-    """The rendered run with the model pin taken out, after checking that it is exactly the pin."""
+def without_weights_pin(run, commit=MODEL_COMMIT, flags=6):
+    """The rendered run with the model pin taken out, after checking that it is exactly the pin
+    (``flags``: the words the pin adds to the argv, flag and value)."""
     argv, kept, i = run["argv"], [], 0
     while i < len(argv):
-        if argv[i] in ("--revision", "--tokenizer-revision", "--code-revision"):
+        if argv[i] in ("--revision", "--tokenizer-revision", "--code-revision", "--speculative-draft-model-revision"):
             assert argv[i + 1] == commit
             i += 2
             continue
@@ -89,7 +92,7 @@ def without_weights_pin(run, commit=MODEL_COMMIT):
             continue
         kept.append(argv[i])
         i += 1
-    assert len(kept) == len(argv) - 6
+    assert len(kept) == len(argv) - flags
     options = [o for o in run["options"] if o != ("-e", "HF_HUB_OFFLINE=1")]
     assert len(options) == len(run["options"]) - 1
     return dict(run, argv=kept, options=options)

@@ -6,25 +6,35 @@
 #   build-os-image.sh base   IMAGE   minbase + python3: the engine simulator images build on it
 #   build-os-image.sh target IMAGE   a molecule target host: systemd as PID 1, python3(-apt),
 #                                    and docker.io preinstalled as on DGX OS / the AWS DLAMI
+#   build-os-image.sh packages KIND  print the packages KIND's image is built with (lab.sh labels
+#                                    the image with them and rebuilds it when they change)
 #
 # Environment: LAB_DIR (state dir, default <repo>/.lab).
 set -euo pipefail
-kind="$1" image="$2"
+kind="$1" image="${2:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 LAB_DIR="${LAB_DIR:-$(cd "$here/../../.." && pwd)/.lab}"
+
+packages() {
+  case "$1" in
+    base) echo "python3,ca-certificates" ;;
+    # python3-venv: the model_cache role installs the Hugging Face Hub client into a venv (Debian
+    # ships venv apart from python3, as Ubuntu does); rsync and openssh-client: copying a staged
+    # cache from a peer (model_cache_source); openssh-server for the peer side, its unit masked
+    # below (the targets share one network: a test starts sshd on a port of its own).
+    target) echo "systemd,systemd-sysv,dbus,python3,python3-apt,python3-venv,ca-certificates,gnupg,curl,iproute2,procps,sudo,docker.io,rsync,openssh-client,openssh-server" ;;
+    *) echo "usage: $0 base|target IMAGE, or $0 packages base|target" >&2; exit 2 ;;
+  esac
+}
+if [ "$kind" = packages ]; then packages "$image"; exit; fi
+include="$(packages "$kind")"
+case "$kind" in
+  base) changes=(--change 'CMD ["/bin/bash"]') ;;
+  target) changes=(--change 'ENV container=docker'
+                   --change 'CMD ["/lib/systemd/systemd"]') ;;
+esac
 read -r mirror suite < <("$here/debian-mirror.sh" bookworm) || true
 [ -n "${mirror:-}" ] || { echo "no Debian mirror found" >&2; exit 1; }
-
-case "$kind" in
-  base)
-    include="python3,ca-certificates"
-    changes=(--change 'CMD ["/bin/bash"]') ;;
-  target)
-    include="systemd,systemd-sysv,dbus,python3,python3-apt,ca-certificates,gnupg,curl,iproute2,procps,sudo,docker.io"
-    changes=(--change 'ENV container=docker'
-             --change 'CMD ["/lib/systemd/systemd"]') ;;
-  *) echo "usage: $0 base|target IMAGE" >&2; exit 2 ;;
-esac
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/inferops-lab-rootfs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -72,7 +82,8 @@ if [ "$kind" = target ]; then
   # Units that need hardware or a console a container does not have.
   for unit in getty.target console-getty.service systemd-firstboot.service \
               systemd-udevd.service systemd-udev-trigger.service systemd-modules-load.service \
-              sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount; do
+              sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount \
+              ssh.service ssh.socket; do
     ln -sf /dev/null "$root/etc/systemd/system/$unit"
   done
   : >"$root/etc/machine-id"
@@ -84,4 +95,5 @@ echo "  docker import -> $image"
 tar -C "$root" -c . | docker import "${changes[@]}" \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'LABEL org.opencontainers.image.description="inferops lab image built with debootstrap"' \
+  --change "LABEL inferops-lab.packages=$include" \
   - "$image" >/dev/null

@@ -131,3 +131,53 @@ def hub_standin_commit(hub):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.Store(str(hub["root"])).repo(MODEL)[0]
+
+
+def lock_with_manifest(tmp_path, hub):
+    commit = hub_standin_commit(hub)
+    manifest = {"revision": COMMIT, "files": {
+        path: ({"size": e["size"], "sha256": e["lfs"]["oid"]} if e["lfs"] else {"size": e["size"], "git_sha1": e["oid"]})
+        for path, e in commit.files.items()}}
+    lock = tmp_path / "lock-with-manifest.json"
+    lock.write_text(json.dumps({"inferops_serving_image_lock": {"models": {MODEL: {"revision": COMMIT,
+                                                                                   "manifest": manifest}}}}))
+    return lock
+
+
+def test_a_peer_copy_is_verified_here_and_asks_the_hub_nothing(tmp_path, hub):
+    """model_cache_source: rsync copies the peer's repository folder (a local path here; the lab test
+    test_model_cache_in_the_lab.py copies over SSH between two hosts), and this host verifies it."""
+    result, out = converge(tmp_path, hub)  # the peer stages from the Hub
+    assert result.returncode == 0, out
+    lock, before = lock_with_manifest(tmp_path, hub), len(hub["log"].read_text().splitlines())
+    offline = dict(hub, url="http://127.0.0.1:9")  # nothing listens there
+    result, out = converge(tmp_path, offline, "-e", "@%s" % lock, "-e", "model_cache_dir=%s" % (tmp_path / "copy"),
+                           "-e", "model_cache_source=%s" % (tmp_path / "hf" / "hub"))
+    assert result.returncode == 0 and recap(out)["changed"] != "0", out
+    assert len(hub["log"].read_text().splitlines()) == before
+    folder = tmp_path / "copy" / "hub" / "models--inferops-lab--tiny-chat"
+    assert list(json.loads((folder / ".inferops-verified.json").read_text())) == [COMMIT]
+    weights = os.path.realpath(folder / "snapshots" / COMMIT / "model.safetensors")
+    assert weights.startswith(str(folder / "blobs") + os.sep)  # its own blob, not the peer's
+    result, out = converge(tmp_path, offline, "-e", "@%s" % lock, "-e", "model_cache_dir=%s" % (tmp_path / "copy"),
+                           "-e", "model_cache_source=%s" % (tmp_path / "hf" / "hub"))
+    assert result.returncode == 0 and recap(out)["changed"] == "0", out
+
+
+def test_a_peer_copy_made_of_symlinks_is_refused_naming_the_file(tmp_path, hub):
+    """The rsync PR 408 case: the peer's snapshot is links to another tree (cp -rs), and the copy
+    carries those links; the verification refuses the first of them before anything uses it."""
+    result, out = converge(tmp_path, hub)
+    assert result.returncode == 0, out
+    staged = tmp_path / "hf" / "hub" / "models--inferops-lab--tiny-chat" / "snapshots" / COMMIT
+    linked = tmp_path / "linked" / "hub" / "models--inferops-lab--tiny-chat" / "snapshots" / COMMIT
+    linked.mkdir(parents=True)
+    for name in os.listdir(staged):
+        os.symlink(os.path.realpath(staged / name), linked / name)
+    result, out = converge(tmp_path, dict(hub, url="http://127.0.0.1:9"), "-e", "@%s" % lock_with_manifest(tmp_path, hub),
+                           "-e", "model_cache_dir=%s" % (tmp_path / "copy"),
+                           "-e", "model_cache_source=%s" % (tmp_path / "linked" / "hub"))
+    assert result.returncode != 0
+    copy = tmp_path / "copy" / "hub" / "models--inferops-lab--tiny-chat"
+    assert "README.md: a symlink to %s, outside %s" % (os.path.realpath(staged / "README.md"), copy) in out, out
+    assert not (copy / ".inferops-verified.json").exists()

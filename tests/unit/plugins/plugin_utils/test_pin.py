@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """_pin: the pin role's decisions (canaries, the digest and what to do with it, the failure and its
-known-bad entry, the lock entry), formerly Jinja in playbooks/pin.yml and playbooks/tasks/pin_*.yml."""
+known-bad entry, the lock entry), formerly Jinja in playbooks/pin.yml and playbooks/tasks/pin_*.yml;
+and a new revision of the model (pin_model_revision) and its lock entry."""
 from __future__ import annotations
 
 import pytest
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.serving.plugins.filter.pin_failure import _pin_failure
 from ansible_collections.inferops.serving.plugins.filter.pin_lock_entry import _pin_lock_entry
+from ansible_collections.inferops.serving.plugins.filter.pin_model_lock_entry import _pin_model_lock_entry
+from ansible_collections.inferops.serving.plugins.filter.pin_model_target import _pin_model_target
 from ansible_collections.inferops.serving.plugins.plugin_utils import _pin
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 
@@ -186,3 +190,55 @@ def test_a_host_pattern_is_not_a_hardware_group():
     assert _pin.canaries(hosts, pattern="serving:!lab") == ["a", "b"]
     with pytest.raises(_pin.PinError, match="no host in serving:!lab"):
         _pin.canaries(hosts, "x/y:z", pattern="serving:!lab")
+
+
+# ---- a new revision of the model (pin_model_revision) ----
+
+MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+REV_OLD, REV_NEW = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0", "c" * 40
+MODEL_LOCK = {"models": {MODEL: {"revision": REV_OLD, "manifest": {"revision": REV_OLD, "files": {
+    "config.json": {"size": 10, "git_sha1": "1" * 40},
+    "model-00001-of-00017.safetensors": {"size": 100, "sha256": "a" * 64}}}}}}
+STAGED = {"manifest": {"revision": REV_NEW, "files": {"config.json": {"size": 11, "git_sha1": "2" * 40},
+                                                      "model.safetensors": {"size": 90, "sha256": "b" * 64}}},
+          "manifest_sha256": "d" * 64, "staged": True}
+
+
+def test_a_new_revision_is_laid_over_the_hosts_overrides_for_the_canary():
+    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK, overrides={"args": {"host": "127.0.0.1"}})
+    assert decided["model"] == MODEL and decided["current"]["revision"] == REV_OLD
+    assert not decided["pinned"] and not decided["skip"]
+    assert decided["overrides"] == {"args": {"host": "127.0.0.1"}, "revision": REV_NEW}
+    assert _pin_model_target(PLAN, REV_OLD, lock=MODEL_LOCK)["pinned"]
+    assert _pin_model_target(PLAN, REV_NEW, model="nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")["skip"]
+
+
+@pytest.mark.parametrize("revision, fragment", [
+    ("main", "'main' is a branch or tag name"),
+    ("b2b9a61", "looks like an abbreviated commit"),
+    ("", "is empty"),
+])
+def test_a_revision_that_is_not_a_commit_is_refused_before_anything_changes(revision, fragment):
+    with pytest.raises(AnsibleFilterError, match="pin_model_revision") as raised:
+        _pin_model_target(PLAN, revision, lock=MODEL_LOCK)
+    assert fragment in str(raised.value) and "40-hex commit" in str(raised.value)
+
+
+def test_the_models_lock_entry_holds_exactly_the_verified_manifest():
+    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
+    entry = _pin_model_lock_entry(decided, PLAN, "spark-1", "2026-12-01T10:00:00Z", cache_info=STAGED,
+                                  summary={"ready_seconds": 12.5, "smoke_answer": "4"})
+    assert entry["revision"] == REV_NEW and entry["previous_revision"] == REV_OLD
+    assert entry["manifest_sha256"] == "d" * 64
+    # The previous revision's shards are nulled: the deep merge into the lock removes them.
+    assert entry["manifest"]["files"] == dict(STAGED["manifest"]["files"], **{"model-00001-of-00017.safetensors": None})
+    assert entry["evidence"]["canary"] == "spark-1" and entry["evidence"]["ready_seconds"] == 12.5
+    assert entry["evidence"]["profile"] == "gb10-nvfp4-mtp-latency"
+
+
+def test_the_lock_is_not_written_for_a_staging_of_another_commit():
+    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
+    with pytest.raises(AnsibleFilterError, match="the canary staged %s, not the candidate %s" % (REV_OLD, REV_NEW)):
+        _pin_model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={"manifest": MODEL_LOCK["models"][MODEL]["manifest"]})
+    with pytest.raises(AnsibleFilterError, match="staged nothing, not the candidate"):
+        _pin_model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={})

@@ -11,6 +11,7 @@ import pytest
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 from ansible_collections.inferops.serving.tests.unit.launch_scripts import (
+    FP8_MODEL_COMMIT,
     MODEL_COMMIT,
     flag_pairs,
     parse_command,
@@ -93,7 +94,7 @@ def test_gb10_fallback_is_the_mtp_script_with_the_seeds_deltas():
 
 def test_g7e_profile_is_the_seed_repro_command():
     env, argv = parse_command(seed("sglang-repro.sh.txt"))
-    ours = rendered("g7e-fp8-sglang")
+    ours = without_weights_pin(rendered("g7e-fp8-sglang"), FP8_MODEL_COMMIT, flags=2)
     assert argv[:3] == ["python", "-m", "sglang.launch_server"]
     assert ours["argv"][:3] == ["python3", "-m", "sglang.launch_server"]  # the image's python
     assert flag_pairs(ours["argv"]) == flag_pairs(argv)
@@ -108,7 +109,8 @@ def test_g7e_eagle_profile_is_the_baseline_plus_the_seed_mtp_flags():
     # The one delta: the cap SGLang applied implicitly in the seed's run ("Max running requests is
     # reset to 48 for speculative decoding"), stated (lint rule sglang-spec-max-running-requests).
     expected["--max-running-requests"] = "48"
-    assert flag_pairs(rendered("g7e-fp8-sglang-eagle")["argv"]) == expected
+    eagle = without_weights_pin(rendered("g7e-fp8-sglang-eagle"), FP8_MODEL_COMMIT, flags=4)
+    assert flag_pairs(eagle["argv"]) == expected
     assert expected["--mem-fraction-static"] == "0.80"
 
 

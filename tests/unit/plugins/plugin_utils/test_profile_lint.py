@@ -40,7 +40,6 @@ MTP_NO_NESTED = {"method": "mtp", "num_speculative_tokens": 2}
 TAG_ONLY = {FALLBACK, SGLANG, EAGLE}
 SEED002_ENV = {SGLANG, EAGLE}
 # The FP8 model's commit is named by no seed: the g7e profiles warn until the lead pins it.
-NO_REVISION = {SGLANG, EAGLE}
 COMMIT = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0"
 
 
@@ -245,7 +244,8 @@ FIRES = [
       "draft_revision": "abc def"}, None, "error", ["draft_revision of org/draft"]),
     ("model-revision-branch", LATENCY, {"revision": "main"}, None, "warning", ["'main' is a branch or tag", "moves"]),
     ("model-revision-branch", SGLANG, {"revision": "v1.0"}, None, "warning", ["revision of nvidia/"]),
-    ("model-revision-missing", SGLANG, None, None, "warning", ["revision of nvidia/NVIDIA-Nemotron-3-Super"]),
+    ("model-revision-missing", SGLANG, {"revision": None}, None, "warning",
+     ["revision of nvidia/NVIDIA-Nemotron-3-Super"]),
     ("model-revision-missing", EAGLE,
      {"revision": COMMIT, "args": {"speculative-draft-model-path": "org/draft"}}, None, "warning",
      ["draft_revision of org/draft is not set"]),
@@ -339,7 +339,6 @@ def test_shipped_profiles_have_no_errors_and_only_documented_warnings(name):
     findings = lint_profile(name)
     assert errors(findings) == [], format_findings(findings)
     expected = (["image-tag-only"] if name in TAG_ONLY else []) \
-        + (["model-revision-missing"] if name in NO_REVISION else []) \
         + (["env-unknown"] if name in SEED002_ENV else [])
     assert [f["rule"] for f in findings] == expected
 
