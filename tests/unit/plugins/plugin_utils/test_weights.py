@@ -33,9 +33,15 @@ def pairs(words):
     return {words[i]: words[i + 1] for i, word in enumerate(words[:-1]) if word.startswith("--")}
 
 
+FP8 = "9f80cb76c26738e29c4d4d7a30fe882f938a25a6"  # profiles/g7e-fp8-sglang.yml's pin
+
+
 def test_an_unpinned_profile_renders_the_argv_it_rendered_before():
-    profile = p.load_profile("g7e-fp8-sglang")
-    assert profile["revision"] is None
+    # Every shipped profile is pinned now; an override that takes the pin away (revision: null) is
+    # the unpinned case.
+    assert p.load_profile("g7e-fp8-sglang")["revision"] == FP8
+    profile = p.overlay(p.load_profile("g7e-fp8-sglang"), {"revision": None})
+    assert profile.get("revision") is None  # overlay: a null removes the key
     assert not any("revision" in word for word in argv(profile))
     assert "HF_HUB_OFFLINE" not in p.launch_spec(profile)["env"]
 
@@ -78,7 +84,8 @@ def test_offline_follows_the_pin_unless_the_option_says_otherwise():
     pinned = p.load_profile("gb10-nvfp4-fallback")
     assert p.launch_spec(pinned)["env"]["HF_HUB_OFFLINE"] == "1"
     assert "HF_HUB_OFFLINE" not in p.launch_spec(pinned, {"hf_hub_offline": False})["env"]
-    unpinned = p.load_profile("g7e-fp8-sglang")
+    unpinned = p.overlay(p.load_profile("g7e-fp8-sglang"), {"revision": None})
+    assert "HF_HUB_OFFLINE" not in p.launch_spec(unpinned)["env"]
     assert p.launch_spec(unpinned, {"hf_hub_offline": True})["env"]["HF_HUB_OFFLINE"] == "1"
 
 
@@ -98,7 +105,8 @@ def test_the_plan_and_the_state_record_carry_the_revision():
         "offline": True,
         "draft": {"model": "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "revision": COMMIT, "separate": False}}
     assert record(deployment)["model_revision"] == COMMIT
-    assert plan("g7e-fp8-sglang")["weights"]["pinned"] is False
+    assert plan("g7e-fp8-sglang")["weights"]["revision"] == FP8
+    assert plan("g7e-fp8-sglang", overrides={"revision": None})["weights"]["pinned"] is False
 
 
 def test_the_role_option_reaches_the_container_through_the_plan():
