@@ -23,9 +23,8 @@ the clients run on through the group's other failures:
    (what the client got cannot be taken back, the rest died with the process); whole requests in
    flight there are retried whole. The test counts the losses and allows them only among the
    requests in flight at the kill;
-4. a group with no host in routing (both drained): a clear error at once, not a hang. LiteLLM
-   1.106.12 answers it 429 ``No deployments available for selected model``
-   (litellm/proxy/_types.py ``ProxyException`` maps that router error to 429), not 503;
+4. a group with no host in routing (both drained): a clear 503 at once, not a hang (the drain
+   filter raises it; LiteLLM 1.106.12's own answer would be 429 ``No deployments available``);
 5. the watchdog restarting one host (the simulator's ``slow_decode`` fault: decode five times
    slower, so the watchdog restarts it for ``slow``): the restart stops the engine with its
    graceful shutdown (``--shutdown-timeout``: new requests refused with 503, which LiteLLM retries
@@ -268,7 +267,7 @@ def test_requests_after_an_engine_is_killed_reach_the_other_host(rolls):
 
 
 def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(rolls):
-    """Both hosts drained: LiteLLM's answer for no deployment, 429 in 1.106.12, within a bound."""
+    """Both hosts drained: 503 naming the group (roles/gateway/files/inferops_drain.py), within a bound."""
     drained = json.dumps({"hosts": {host: {"since": "x", "by": "test"} for host in HOSTS}})
     labkit.exec_on("lab-gateway", "printf '%%s' '%s' > /var/lib/inferops-gateway/drained.json" % drained)
     clients = Clients(master_key())
@@ -279,7 +278,7 @@ def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(rolls):
             answers.append((clients.one(stream), time.monotonic() - begun))
     finally:
         labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
-    assert [answer for answer, _seconds in answers] == ["HTTP 429"] * 4, answers
+    assert [answer for answer, _seconds in answers] == ["HTTP 503"] * 4, answers
     assert max(seconds for _answer, seconds in answers) < 10, answers
 
 
