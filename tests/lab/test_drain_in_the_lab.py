@@ -79,7 +79,7 @@ class Clients:
 
     def __init__(self, key):
         self.key, self.stop, self.outcomes, self.threads = key, threading.Event(), [], []
-        self.wait_after = 3  # seconds the clients run after the playbook or the fault
+        self.played = None  # when the playbook the clients ran through ended (monotonic)
 
     def one(self, stream):
         body = {"model": MODEL, "max_tokens": 64, "temperature": 0, "stream": stream,
@@ -132,9 +132,6 @@ class Clients:
     def losses(self):
         return [outcome for outcome in self.outcomes if outcome[1] != "ok"]
 
-    def last_loss(self):
-        """When the last lost request was answered (monotonic), or None."""
-        return max((outcome[3] for outcome in self.losses()), default=None)
 
 
 def roll(inventory, key, max_num_seqs, *extra):
@@ -144,16 +141,17 @@ def roll(inventory, key, max_num_seqs, *extra):
     with Clients(key) as clients:
         time.sleep(3)
         result = labkit.playbook(inventory, "site.yml", "-e", "inferops_serial=1", "-e", overrides, *extra)
+        clients.played = time.monotonic()
         time.sleep(3)
     assert all(labkit.container(host)["id"] != before[host] for host in HOSTS), "site.yml replaced no container"
     return clients, result.stdout
 
 
 def wait_for_cooldown(clients):
-    """Until the router's cooldown of the deployments that failed ``clients``' last lost request is over."""
-    last = clients.last_loss()
-    if last is not None:
-        time.sleep(max(0.0, last + COOLDOWN + 2 - time.monotonic()))
+    """Until the router's cooldowns from ``clients``' roll are over: every failure of a deployment
+    (those the router retried on the other host too, which the clients never saw) happened before
+    the playbook ended, and cools it down for COOLDOWN s from then."""
+    time.sleep(max(0.0, clients.played + COOLDOWN + 1 - time.monotonic()))
 
 
 @pytest.fixture(scope="module")
@@ -177,8 +175,7 @@ def fleet(tmp_path_factory):
 def rolls(fleet):
     key = master_key()
     undrained, _output = roll(fleet, key, 16, "-e", "gateway_drain=false", "-e", "server_shutdown_timeout=0")
-    # The failures just seen cooled both deployments down in the router (gateway_cooldown_time,
-    # from the last one): wait until the last cooldown is over.
+    # The failures just seen cooled both deployments down in the router (gateway_cooldown_time).
     wait_for_cooldown(undrained)
     drained, output = roll(fleet, key, 8)
     return {"undrained": undrained, "drained": drained, "output": output, "inventory": fleet}
