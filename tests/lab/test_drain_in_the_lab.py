@@ -32,6 +32,7 @@ the clients run on through the group's other failures:
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -105,7 +106,7 @@ class Clients:
                 return "ok" if finished and done else "truncated stream"
         except urllib.error.HTTPError as exc:
             return "HTTP %d" % exc.code
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:
             return "%s: %s" % (type(exc).__name__, exc)
 
     def run(self, index):
