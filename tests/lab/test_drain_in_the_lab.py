@@ -134,7 +134,6 @@ class Clients:
         return [outcome for outcome in self.outcomes if outcome[1] != "ok"]
 
 
-
 def roll(inventory, key, max_num_seqs, *extra):
     """site.yml rolling a changed profile (max-num-seqs) across both hosts while the clients run."""
     overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": max_num_seqs}}})
