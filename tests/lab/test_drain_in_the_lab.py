@@ -239,14 +239,14 @@ def engine_back(host):
         assert labkit.serving(HOSTS[host], timeout=90), "%s's engine did not come back" % host
 
 
-def test_requests_after_an_engine_is_killed_reach_the_other_host(rolls):
+def test_requests_after_an_engine_is_killed_reach_the_other_host(fleet):
     """SIGKILL of drain-spark-1's engine: losses only among the requests in flight on it at that moment."""
     with Clients(master_key()) as clients:
-        time.sleep(8)
+        time.sleep(5)
         before = time.monotonic()
         labkit.exec_on("drain-spark-1", "docker kill inferops-serving")
         after = time.monotonic()
-        time.sleep(20)
+        time.sleep(15)
     try:
         later = [outcome for outcome in clients.outcomes if outcome[2] > after]
         in_flight = [outcome for outcome in clients.outcomes if outcome[2] < after and outcome[3] > before]
@@ -263,7 +263,7 @@ def test_requests_after_an_engine_is_killed_reach_the_other_host(rolls):
         engine_back("drain-spark-1")
 
 
-def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(rolls):
+def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(fleet):
     """Both hosts drained: 503 naming the group (roles/gateway/files/inferops_drain.py), within a bound."""
     drained = json.dumps({"hosts": {host: {"since": "x", "by": "test"} for host in HOSTS}})
     labkit.exec_on("lab-gateway", "printf '%%s' '%s' > /var/lib/inferops-gateway/drained.json" % drained)
@@ -279,7 +279,7 @@ def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(rolls):
     assert max(seconds for _answer, seconds in answers) < 10, answers
 
 
-def test_a_watchdog_restart_of_one_host_loses_nothing(rolls):
+def test_a_watchdog_restart_of_one_host_loses_nothing(fleet):
     """drain-spark-1 made slow (the simulator's slow_decode fault, from its 10th request): the
     watchdog restarts it for ``slow``, stopping it with vLLM's graceful shutdown."""
     key = master_key()
@@ -287,8 +287,8 @@ def test_a_watchdog_restart_of_one_host_loses_nothing(rolls):
         "server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 8},
                                      "env": {"ENGINE_SIM_FAULT": "slow_decode",
                                              "ENGINE_SIM_FAULT_AFTER_REQUESTS": "10"}},
-        "server_watchdog_interval": 5, "server_watchdog_slow_window": 10, "server_watchdog_slow_floor": 16})
-    labkit.playbook(rolls["inventory"], "site.yml", "-l", "drain-spark-1", "-e", overrides)
+        "server_watchdog_interval": 5, "server_watchdog_probe_deadline": 3, "server_watchdog_slow_window": 10, "server_watchdog_slow_floor": 16})
+    labkit.playbook(fleet, "site.yml", "-l", "drain-spark-1", "-e", overrides)
     labkit.reset_watchdog("drain-spark-1")
 
     def restarted():
