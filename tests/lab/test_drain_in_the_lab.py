@@ -81,6 +81,7 @@ class Clients:
     def __init__(self, key):
         self.key, self.stop, self.outcomes, self.threads = key, threading.Event(), [], []
         self.played = None  # when the playbook the clients ran through ended (monotonic)
+        self.served = []  # the host that answered each request answered 2xx (x-litellm-model-id)
 
     def one(self, stream):
         body = {"model": MODEL, "max_tokens": 64, "temperature": 0, "stream": stream,
@@ -90,6 +91,8 @@ class Clients:
                                                   "authorization": "Bearer " + self.key})
         try:
             with urllib.request.urlopen(request, timeout=120) as response:
+                # the deployment LiteLLM chose first: its model_info.id, the host's name
+                self.served.append(response.headers.get("x-litellm-model-id"))
                 if not stream:
                     answer = json.loads(response.read())
                     return "ok" if answer["choices"][0].get("finish_reason") else "no finish_reason"
@@ -192,6 +195,7 @@ def test_with_the_drain_the_roll_loses_nothing(rolls):
     assert len(clients.outcomes) > 20, clients.outcomes
     streamed = [outcome for outcome in clients.outcomes if outcome[0] == "stream"]
     assert streamed and len(streamed) < len(clients.outcomes)
+    assert set(clients.served) >= set(HOSTS), clients.served  # both hosts answered during the roll
     assert clients.losses() == [], clients.losses()
 
 
@@ -243,6 +247,7 @@ def test_requests_after_an_engine_is_killed_reach_the_other_host(fleet):
     """SIGKILL of drain-spark-1's engine: losses only among the requests in flight on it at that moment."""
     with Clients(master_key()) as clients:
         time.sleep(5)
+        assert "drain-spark-1" in clients.served, clients.served  # the killed host had requests
         before = time.monotonic()
         labkit.exec_on("drain-spark-1", "docker kill inferops-serving")
         after = time.monotonic()
