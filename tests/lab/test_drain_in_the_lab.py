@@ -14,10 +14,27 @@ while site.yml rolls a changed profile across both hosts, one at a time (inferop
 2. with the drain (the defaults; the old engines still lack --shutdown-timeout, so it is the
    drain alone that saves them): 0 non-2xx responses and 0 truncated streams.
 
-Then one host of a group of one is refused before anything changes (gateway_allow_outage).
+Then one host of a group of one is refused before anything changes (gateway_allow_outage), and
+the clients run on through the group's other failures:
+
+3. one engine killed (SIGKILL, ``docker kill`` on its host): every request sent after the kill gets
+   2xx (LiteLLM's retry on the refused connection goes to the other host). Streams whose first
+   chunks the gateway had already passed on from the killed engine cannot be saved by any proxy
+   (what the client got cannot be taken back, the rest died with the process: LiteLLM 1.106.12's
+   mid-stream fallback, router.py ``_acompletion_streaming_iterator``, re-sends a stream only
+   while it has generated nothing); whole requests in flight there are retried whole. The test
+   counts the losses and allows them only among the requests in flight at the kill (one run:
+   7 in flight, 0 lost, 25 sent after the kill, all 2xx);
+4. a group with no host in routing (both drained): a clear 503 at once, not a hang (the drain
+   filter raises it; LiteLLM 1.106.12's own answer would be 429 ``No deployments available``);
+5. the watchdog restarting one host (the simulator's ``slow_decode`` fault: decode five times
+   slower, so the watchdog restarts it for ``slow``): the restart stops the engine with its
+   graceful shutdown (``--shutdown-timeout``: new requests refused with 503, which LiteLLM retries
+   on the other host; the ones in flight finished), so 0 non-2xx and 0 truncated streams.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -37,6 +54,7 @@ HOSTS = {"drain-spark-1": 8121, "drain-spark-2": 8122}
 GATEWAY = "http://127.0.0.1:4000/v1"
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 CLIENTS = 6
+COOLDOWN = 30  # gateway_cooldown_time (roles/gateway/defaults/main.yml), which the lab keeps
 LAB_GATEWAY_VARS = os.path.join(labkit.ROOT, "inventories", "lab", "group_vars", "gateway.yml")
 
 
@@ -64,6 +82,8 @@ class Clients:
 
     def __init__(self, key):
         self.key, self.stop, self.outcomes, self.threads = key, threading.Event(), [], []
+        self.played = None  # when the playbook the clients ran through ended (monotonic)
+        self.served = []  # the host (x-litellm-model-id) of each request the gateway answered 2xx
 
     def one(self, stream):
         body = {"model": MODEL, "max_tokens": 64, "temperature": 0, "stream": stream,
@@ -73,6 +93,8 @@ class Clients:
                                                   "authorization": "Bearer " + self.key})
         try:
             with urllib.request.urlopen(request, timeout=120) as response:
+                # the deployment LiteLLM chose first: its model_info.id, the host's name
+                self.served.append(response.headers.get("x-litellm-model-id"))
                 if not stream:
                     answer = json.loads(response.read())
                     return "ok" if answer["choices"][0].get("finish_reason") else "no finish_reason"
@@ -89,14 +111,17 @@ class Clients:
                 return "ok" if finished and done else "truncated stream"
         except urllib.error.HTTPError as exc:
             return "HTTP %d" % exc.code
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:
             return "%s: %s" % (type(exc).__name__, exc)
 
     def run(self, index):
         count = index
         while not self.stop.is_set():
             stream = count % 3 != 2
-            self.outcomes.append(("stream" if stream else "whole", self.one(stream)))
+            begun = time.monotonic()
+            outcome = self.one(stream)
+            # (kind, outcome, sent, answered) on the monotonic clock
+            self.outcomes.append(("stream" if stream else "whole", outcome, begun, time.monotonic()))
             count += 1
 
     def __enter__(self):
@@ -121,9 +146,17 @@ def roll(inventory, key, max_num_seqs, *extra):
     with Clients(key) as clients:
         time.sleep(3)
         result = labkit.playbook(inventory, "site.yml", "-e", "inferops_serial=1", "-e", overrides, *extra)
+        clients.played = time.monotonic()
         time.sleep(3)
     assert all(labkit.container(host)["id"] != before[host] for host in HOSTS), "site.yml replaced no container"
     return clients, result.stdout
+
+
+def wait_for_cooldown(clients):
+    """Until the router's cooldowns from ``clients``' roll are over: every failure of a deployment
+    (those the router retried on the other host too, which the clients never saw) happened before
+    the playbook ended, and cools it down for COOLDOWN s from then."""
+    time.sleep(max(0.0, clients.played + COOLDOWN + 1 - time.monotonic()))
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +181,7 @@ def rolls(fleet):
     key = master_key()
     undrained, _output = roll(fleet, key, 16, "-e", "gateway_drain=false", "-e", "server_shutdown_timeout=0")
     # The failures just seen cooled both deployments down in the router (gateway_cooldown_time).
-    time.sleep(35)
+    wait_for_cooldown(undrained)
     drained, output = roll(fleet, key, 8)
     return {"undrained": undrained, "drained": drained, "output": output, "inventory": fleet}
 
@@ -164,6 +197,7 @@ def test_with_the_drain_the_roll_loses_nothing(rolls):
     assert len(clients.outcomes) > 20, clients.outcomes
     streamed = [outcome for outcome in clients.outcomes if outcome[0] == "stream"]
     assert streamed and len(streamed) < len(clients.outcomes)
+    assert set(clients.served) >= set(HOSTS), clients.served  # both hosts answered during the roll
     assert clients.losses() == [], clients.losses()
 
 
@@ -202,3 +236,85 @@ def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(ro
                                                      "cat /var/lib/inferops-gateway/drained.json").stdout
     finally:
         labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
+
+
+def engine_back(host):
+    """The host's engine serving again after a kill (Docker's on-failure policy or the watchdog start it)."""
+    if not labkit.serving(HOSTS[host], timeout=45):
+        labkit.exec_on(host, "docker start inferops-serving")
+        assert labkit.serving(HOSTS[host], timeout=90), "%s's engine did not come back" % host
+
+
+def test_requests_after_an_engine_is_killed_reach_the_other_host(fleet):
+    """SIGKILL of drain-spark-1's engine: losses only among the requests in flight on it at that moment."""
+    with Clients(master_key()) as clients:
+        time.sleep(5)
+        assert "drain-spark-1" in clients.served, clients.served  # the killed host had requests
+        before = time.monotonic()
+        labkit.exec_on("drain-spark-1", "docker kill inferops-serving")
+        after = time.monotonic()
+        time.sleep(15)
+    try:
+        later = [outcome for outcome in clients.outcomes if outcome[2] > after]
+        in_flight = [outcome for outcome in clients.outcomes if outcome[2] < after and outcome[3] > before]
+        lost_in_flight = [outcome for outcome in in_flight if outcome[1] != "ok"]
+        print("killed engine: %d requests in flight (%d lost: %s), %d sent after the kill"
+              % (len(in_flight), len(lost_in_flight), [o[:2] for o in lost_in_flight], len(later)))
+        assert len(later) > 10, clients.outcomes
+        assert [outcome for outcome in later if outcome[1] != "ok"] == []
+        # Nothing but the requests in flight at the kill may be lost, and only streams.
+        assert set(clients.losses()) <= set(lost_in_flight), clients.losses()
+        assert all(outcome[0] == "stream" for outcome in lost_in_flight), lost_in_flight
+        assert len(lost_in_flight) <= CLIENTS
+    finally:
+        engine_back("drain-spark-1")
+
+
+def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(fleet):
+    """Both hosts drained: 503 naming the group (roles/gateway/files/inferops_drain.py), within a bound."""
+    drained = json.dumps({"hosts": {host: {"since": "x", "by": "test"} for host in HOSTS}})
+    labkit.exec_on("lab-gateway", "printf '%%s' '%s' > /var/lib/inferops-gateway/drained.json" % drained)
+    clients = Clients(master_key())
+    try:
+        answers = []
+        for stream in (False, True, False, True):
+            begun = time.monotonic()
+            answers.append((clients.one(stream), time.monotonic() - begun))
+    finally:
+        labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
+    assert [answer for answer, _seconds in answers] == ["HTTP 503"] * 4, answers
+    assert max(seconds for _answer, seconds in answers) < 10, answers
+
+
+def test_a_watchdog_restart_of_one_host_loses_nothing(fleet):
+    """drain-spark-1 made slow (the simulator's slow_decode fault, from its 10th request): the
+    watchdog restarts it for ``slow``, stopping it with vLLM's graceful shutdown."""
+    key = master_key()
+    overrides = json.dumps({
+        "server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 8},
+                                     "env": {"ENGINE_SIM_FAULT": "slow_decode",
+                                             "ENGINE_SIM_FAULT_AFTER_REQUESTS": "10"}},
+        "server_watchdog_interval": 5, "server_watchdog_probe_deadline": 3, "server_watchdog_slow_window": 10,
+        "server_watchdog_slow_floor": 16})
+    labkit.playbook(fleet, "site.yml", "-l", "drain-spark-1", "-e", overrides)
+    labkit.reset_watchdog("drain-spark-1")
+
+    def restarted():
+        out = labkit.exec_on("drain-spark-1", "cat %s" % labkit.WATCHDOG_STATE, check=False).stdout
+        state = json.loads(out) if out.strip() else {}
+        return [a for a in state.get("actions", []) if a.get("kind") == "restart" and a.get("result") == "started"]
+
+    with Clients(key) as clients:
+        deadline = time.monotonic() + 180
+        while not restarted() and time.monotonic() < deadline:
+            time.sleep(2)
+        actions = restarted()
+        if actions:
+            assert labkit.serving(HOSTS["drain-spark-1"], timeout=60)
+            time.sleep(10)
+    assert actions, "the watchdog did not restart the slow engine within 180 s"
+    assert actions[0]["outcome"] == "slow", actions
+    logs = labkit.exec_on("drain-spark-1", "docker logs inferops-serving 2>&1").stdout
+    assert "Shutdown initiated (timeout=60)" in logs and "Shutdown complete" in logs, logs[-2000:]
+    assert len(clients.outcomes) > 20, clients.outcomes
+    assert clients.losses() == [], clients.losses()

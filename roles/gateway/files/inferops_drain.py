@@ -18,6 +18,15 @@ no new request. The file is read again only when it changed (inode, size, mtime)
 cannot be read keeps the last state read (logged): a half-written or removed file must not send
 requests to an engine that is stopping.
 
+When every deployment the router offers is drained, the request has nowhere to go: the filter
+raises LiteLLM's ``ServiceUnavailableError`` (``status_code`` 503) naming the model group and
+its drained hosts. The router lets a filter's exception through
+(``async_callback_filter_deployments`` re-raises it) and the proxy answers with the exception's
+``status_code`` (litellm/proxy/common_request_processing.py ``handle_llm_api_exception``):
+a clear 503 at once. Returning an empty list instead would make the router's own
+``No deployments available for selected model``, which the proxy answers 429 (rate limited:
+the wrong thing to tell a client of a group that is down).
+
 Standard library only, besides LiteLLM's own base class.
 """
 from __future__ import annotations
@@ -27,9 +36,18 @@ import logging
 import os
 
 try:
+    from litellm.exceptions import ServiceUnavailableError
     from litellm.integrations.custom_logger import CustomLogger
 except ImportError:  # the collection's unit tests, without LiteLLM
     CustomLogger = object
+
+    class ServiceUnavailableError(Exception):
+        """LiteLLM's 503 (litellm/exceptions.py), as far as the proxy reads it: ``status_code``, ``message``."""
+
+        def __init__(self, message, llm_provider, model):
+            self.status_code, self.llm_provider, self.model = 503, llm_provider, model
+            self.message = "litellm.ServiceUnavailableError: %s" % message
+            super().__init__(self.message)
 
 DRAIN_FILE_ENV = "INFEROPS_GATEWAY_DRAIN_FILE"
 DEFAULT_DRAIN_FILE = "/var/lib/inferops-gateway/drained.json"
@@ -51,6 +69,13 @@ def routable(deployments, drained):
     if not drained or not isinstance(deployments, list):
         return deployments
     return [d for d in deployments if ((d.get("model_info") or {}).get("inferops_host")) not in drained]
+
+
+def nowhere_message(model, deployments):
+    """Why a request for ``model`` has no host: ``deployments`` (all drained) named by host."""
+    hosts = sorted({str((d.get("model_info") or {}).get("inferops_host")) for d in deployments})
+    return ("model group %s has no host in the gateway's routing: %s drained (taken out for a restart or a "
+            "rollout; it is put back once its engine is proven)" % (model, ", ".join(hosts)))
 
 
 class DrainedHosts:
@@ -100,7 +125,10 @@ class DrainFilter(CustomLogger):
 
     async def async_filter_deployments(self, model, healthy_deployments, messages, request_kwargs=None,
                                        parent_otel_span=None):
-        return routable(healthy_deployments, self.drained.current())
+        left = routable(healthy_deployments, self.drained.current())
+        if healthy_deployments and not left:
+            raise ServiceUnavailableError(nowhere_message(model, healthy_deployments), llm_provider="", model=model)
+        return left
 
 
 drain_filter = DrainFilter()

@@ -106,3 +106,21 @@ def test_the_module_state_format_is_what_the_callback_reads(module, tmp_path):
     state = tmp_path / "drained.json"
     state.write_text(json.dumps({"hosts": {"g7e-1": {"since": "x", "by": "undeploy"}}}))
     assert module.read_drained(str(state)) == {"g7e-1"}
+
+
+def test_a_group_with_every_host_drained_gets_a_503_naming_it(module, tmp_path):
+    """LiteLLM's own answer to an empty list is 429 "No deployments available": the filter says 503 instead."""
+    state = tmp_path / "drained.json"
+    write(state, ["spark-1", "spark-2"])
+    callback = module.DrainFilter(str(state))
+    with pytest.raises(module.ServiceUnavailableError) as caught:
+        asyncio.run(callback.async_filter_deployments(MODEL, [deployment("spark-2"), deployment("spark-1")], None))
+    assert caught.value.status_code == 503
+    assert ("model group %s has no host in the gateway's routing: spark-1, spark-2 drained" % MODEL) in str(caught.value)
+
+
+def test_an_empty_list_from_the_router_is_passed_on(module, tmp_path):
+    """No deployment offered (all cooled down): LiteLLM's own answer, not the drain's."""
+    state = tmp_path / "drained.json"
+    write(state, ["spark-1"])
+    assert asyncio.run(module.DrainFilter(str(state)).async_filter_deployments(MODEL, [], None)) == []
