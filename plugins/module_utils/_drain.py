@@ -120,6 +120,33 @@ def in_flight(metrics_text, names):
     return int(round(sum(values))) if values else None
 
 
+# Seconds without one generated token, with requests in flight, after which the drain stops
+# waiting: the engine is wedged (its requests will never finish; the watchdog's "wedged"), so
+# there is nothing left to save and the engine may stop.
+STALL_AFTER = 60
+
+
+def drain_progress(metrics_text, names, first_text=None, waited=0, stall_after=STALL_AFTER):
+    """Whether the drain may stop waiting: ``{in_flight, stalled, done}``.
+
+    ``in_flight``: :func:`in_flight` of ``metrics_text``. ``stalled``: requests are in flight, the
+    drain has waited ``stall_after`` seconds or more, and the engine's generation counter
+    (``names['generation_tokens']``) has not moved since ``first_text``, the ``/metrics`` read when
+    the wait began - a wedged engine. Only for engines whose counter moves at every decode step
+    (``names['tokens_counted'] == 'step'``: vLLM); SGLang counts a request's tokens when it
+    finishes, so a long generation would look stalled: it waits for the timeout. ``done``: nothing
+    in flight (or no metrics), or stalled.
+    """
+    count = in_flight(metrics_text, names)
+    stalled = False
+    counter = names.get("generation_tokens")
+    if count and counter and names.get("tokens_counted") == "step" and first_text is not None \
+            and waited >= stall_after:
+        before, now = metric_sum(first_text, counter), metric_sum(metrics_text or "", counter)
+        stalled = before is not None and now is not None and now <= before
+    return {"in_flight": count, "stalled": stalled, "done": count in (0, None) or stalled}
+
+
 def unhealthy_ids(health):
     """The deployment ids (the hosts: ``model_info.id``) LiteLLM's ``/health`` lists as unhealthy.
 

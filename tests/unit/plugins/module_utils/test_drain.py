@@ -112,3 +112,33 @@ def test_unhealthy_ids_are_the_deployments_model_ids():
 ])
 def test_a_drain_waits_for_another_host_the_gateway_sees_healthy(host, drained, health, expected):
     assert drain.without_other_host(GROUPS, drained, host, health) == expected
+
+
+def counter(tokens):
+    """VLLM_METRICS (4 requests in flight) with vLLM's generation counter at ``tokens``."""
+    return VLLM_METRICS + ("# HELP vllm:generation_tokens_total Number of generation tokens processed.\n"
+                           "# TYPE vllm:generation_tokens_total counter\n"
+                           "vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} %s\n" % tokens)
+
+
+PLAN_NAMES = dict(VLLM_NAMES, generation_tokens="vllm:generation_tokens_total", tokens_counted="step")
+
+
+@pytest.mark.parametrize("now, waited, names, stalled", [
+    (counter(100.0), 60, PLAN_NAMES, True),     # nothing generated for a minute with 4 in flight: wedged
+    (counter(100.0), 58, PLAN_NAMES, False),    # not a minute yet
+    (counter(101.0), 600, PLAN_NAMES, False),   # one token since: it is working, wait on
+    (counter(100.0), 600, dict(PLAN_NAMES, tokens_counted="finish"), False),  # SGLang counts at the end
+    (counter(100.0), 600, VLLM_NAMES, False),   # no counter in the plan: no stall is seen
+    (VLLM_METRICS, 600, PLAN_NAMES, False),     # the counter gone from the text: not proof of a stall
+])
+def test_a_wedged_engine_ends_the_drain_a_busy_one_does_not(now, waited, names, stalled):
+    verdict = drain.drain_progress(now, names, counter(100.0), waited)
+    assert verdict == {"in_flight": 4, "stalled": stalled, "done": stalled}
+
+
+def test_the_drain_is_done_when_nothing_is_in_flight_and_never_stalls_without_a_first_read():
+    idle = counter(100.0).replace("} 2.0", "} 0.0").replace("} 1.0", "} 0.0")
+    assert drain.drain_progress(idle, PLAN_NAMES, counter(100.0), 0) == {"in_flight": 0, "stalled": False, "done": True}
+    assert drain.drain_progress("", PLAN_NAMES) == {"in_flight": None, "stalled": False, "done": True}
+    assert drain.drain_progress(counter(100.0), PLAN_NAMES, None, 600)["done"] is False
