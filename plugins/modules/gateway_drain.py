@@ -115,11 +115,11 @@ outages:
 import datetime
 import fcntl
 import os
-import tempfile
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ..module_utils import _host_files
 from ..module_utils._drain import (
     ROUTING_FILE,
     STATE_FILE,
@@ -139,21 +139,6 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return None
-
-
-def _write(path, text):
-    directory = os.path.dirname(path)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".drained-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        # Read by the proxy's own user.
-        os.chmod(temporary, 0o644)
-        os.rename(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def run_module():
@@ -205,7 +190,8 @@ def run_module():
                 result["diff"] = dict(before=before_text or "", after=state_text(after),
                                       before_header=state_path, after_header=state_path)
             if not module.check_mode:
-                _write(state_path, state_text(after))
+                # 0644: read by the proxy's own user.
+                _host_files.atomic_write(state_path, state_text(after).encode("utf-8"), 0o644)
     except DrainError as exc:
         module.fail_json(msg=str(exc), **result)
     except OSError as exc:
