@@ -843,7 +843,13 @@ def _usage(result: dict) -> dict:
 
 class _Stream:
     """Server-sent events of one streamed request: a chunk per engine step, as the step's tokens
-    come out of the engine (wall-clock time), then the finish chunk, the usage and [DONE]."""
+    come out of the engine (wall-clock time), then the finish chunk, the usage and [DONE].
+
+    Sent as both engines' uvicorn sends a FastAPI StreamingResponse over HTTP/1.1 (h11): no
+    content-length, ``transfer-encoding: chunked``, each event one chunk, the body ended by the
+    zero-length chunk. A stream cut by a stop or a crash therefore ends without that chunk, and a
+    client (httpx in LiteLLM: "incomplete chunked read") can tell it from a finished one - with a
+    close-delimited body it could not, and a proxy would pass the cut stream on as complete."""
 
     def __init__(self, handler: Handler, kind: str, body: dict):
         self.handler, self.kind = handler, kind
@@ -860,18 +866,23 @@ class _Stream:
         handler = self.handler
         handler.send_response(200)
         handler.send_header("content-type", "text/event-stream; charset=utf-8")
+        handler.send_header("transfer-encoding", "chunked")
         handler.send_header("connection", "close")
         handler.end_headers()
         handler.close_connection = True
         self.started = True
+
+    def _send(self, data: bytes) -> None:
+        """One chunk of the chunked body (the empty one ends it)."""
+        self.handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.handler.wfile.flush()
 
     def _write(self, choices: list, usage: dict | None = None) -> None:
         chunk = {"id": self.id, "object": self.obj, "created": self.created,
                  "model": self.handler.state.served_model, "choices": choices}
         if usage is not None:
             chunk["usage"] = usage
-        self.handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.handler.wfile.flush()
+        self._send(f"data: {json.dumps(chunk)}\n\n".encode())
 
     def _choice(self, field: str, text: str, finish: str | None = None) -> dict:
         if self.kind != "chat":
@@ -904,14 +915,14 @@ class _Stream:
         self._write([self._choice("content", "", result["finish_reason"])])
         if self.include_usage:
             self._write([], _usage(result))
-        self.handler.wfile.write(b"data: [DONE]\n\n")
-        self.handler.wfile.flush()
+        self._send(b"data: [DONE]\n\n")
+        self._send(b"")
 
     def error(self, message: str) -> None:
         error = {"error": {"message": message, "type": "InternalServerError", "param": None, "code": 500}}
-        self.handler.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
-        self.handler.wfile.write(b"data: [DONE]\n\n")
-        self.handler.wfile.flush()
+        self._send(f"data: {json.dumps(error)}\n\n".encode())
+        self._send(b"data: [DONE]\n\n")
+        self._send(b"")
 
 
 class _Server(ThreadingHTTPServer):
