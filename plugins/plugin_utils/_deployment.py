@@ -258,6 +258,12 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         spec["labels"][SPEC_LABEL] = spec_digest(spec)
     base = "http://127.0.0.1:%d" % spec["port"]
     smoke = dict(options.get("smoke") or {})
+    served = engines.served_model_name(engine, profile.get("args"), profile.get("model"))
+    if smoke.get("prompt"):
+        # The smoke request's body, one for the proof (verify.yml) and the status (status.yml):
+        # a real completion at temperature 0 (seed 002's correctness gate, "2+2" = 4).
+        smoke["request"] = {"model": served, "messages": [{"role": "user", "content": smoke["prompt"]}],
+                            "temperature": 0, "max_tokens": int(smoke.get("max_tokens") or 64)}
     return {
         "profile": profile,
         "overrides": plain(overrides or {}),
@@ -285,7 +291,7 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         "model": profile.get("model"),
         # The model's commit (and the draft's), and whether the container runs with HF_HUB_OFFLINE=1.
         "weights": dict(_weights.weights(profile), offline=spec["env"].get(_weights.OFFLINE_ENV) == "1"),
-        "served_model_name": engines.served_model_name(engine, profile.get("args"), profile.get("model")),
+        "served_model_name": served,
         # The secret the role's and the watchdog's requests authenticate with (its name only).
         "api_key_env": (engines.API_KEY_ENV[engine]
                         if engines.API_KEY_ENV[engine] in (options.get("secret_env") or []) else None),

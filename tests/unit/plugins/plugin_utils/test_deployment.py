@@ -151,6 +151,14 @@ def test_served_model_name_and_urls():
     assert sglang["urls"]["version"] == "http://127.0.0.1:8102/get_server_info"
 
 
+def test_the_smoke_request_asks_the_served_name_at_temperature_zero():
+    deployment = d.plan("gb10-nvfp4-mtp-latency", dict(OPTIONS, smoke=dict(OPTIONS["smoke"], max_tokens="256")),
+                        overrides={"args": {"served-model-name": "nemo"}})
+    assert deployment["smoke"]["request"] == {"model": "nemo", "temperature": 0, "max_tokens": 256,
+                                              "messages": [{"role": "user", "content": "What is 2+2?"}]}
+    assert "request" not in d.plan("gb10-nvfp4-mtp-latency", dict(OPTIONS, smoke={}))["smoke"]
+
+
 def test_the_plan_holds_the_script_of_its_spec():
     deployment = d.plan("g7e-fp8-sglang-eagle", OPTIONS)
     assert deployment["script"] == launch_script(deployment["spec"], deployment["profile"])
