@@ -128,3 +128,20 @@ def test_a_panel_reading_a_metric_the_release_lacks_is_caught():
     panel = "rate(vllm:gpu_prefix_cache_hits_total[5m])"
     assert not any("vllm:gpu_prefix_cache_hits_total" in r.metrics for r in catalog.all_releases("vllm"))
     assert m.metrics_lacking(catalog.release("vllm", "0.19.1"), [panel]) == ["vllm:gpu_prefix_cache_hits_total"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_every_stored_release_exports_the_gauges_the_drain_and_the_watchdog_read(engine):
+    """The plan's own metric names (server_deployment.metrics): the gateway's drain waits on
+    ``running`` + ``waiting``, the watchdog reads them and ``generation_tokens`` for a wedge, the
+    loadgen reads ``kv_cache_usage``. A release that renamed one would leave them blind (a drain
+    that sees no request in flight stops the engine under its clients): every stored release must
+    export each. The speculative names are read only where the release has them."""
+    metrics = d.plan("gb10-nvfp4-mtp-latency" if engine == "vllm" else "g7e-fp8-sglang-eagle",
+                     dict(OPTIONS, port=8101))["metrics"]
+    core = [metrics[key] for key in ("running", "waiting", "generation_tokens", "kv_cache_usage")]
+    missing = {version: m.metrics_lacking(catalog.release(engine, version), core)
+               for version in catalog.releases(engine)}
+    assert {version: names for version, names in missing.items() if names} == {}
+    assert m.metrics_lacking(fixture_release(engine, "9.9.9", catalog.releases(engine)[-1],
+                                             dropped=(metrics["waiting"],)), core) == [metrics["waiting"]]
