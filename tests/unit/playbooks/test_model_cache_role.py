@@ -83,10 +83,12 @@ def test_stages_verifies_then_a_noop_converge_reads_no_weights(tmp_path, hub):
     marker = json.loads((snapshot.parent.parent / ".inferops-verified.json").read_text())
     assert list(marker) == [COMMIT]
     downloads = [line for line in hub["log"].read_text().splitlines() if "/resolve/" in line]
-    # Unchanged: the role's argument check, the manifest read and one skipped include; no file fetched.
+    # Unchanged: the role's argument check and the manifest read, then the role ends (a meta task,
+    # not in the recap); no file fetched.
     result, out = converge(tmp_path, hub)
     assert result.returncode == 0, out
-    assert recap(out)["changed"] == "0" and recap(out)["ok"] == "2" and recap(out)["skipped"] == "1", out
+    assert recap(out)["changed"] == "0" and recap(out)["ok"] == "2" and recap(out)["skipped"] == "0", out
+    assert "Stage and verify the pinned revision" not in out
     assert [line for line in hub["log"].read_text().splitlines() if "/resolve/" in line] == downloads
     # A new commit upstream: the pinned commit is still what the host has.
     shutil.copytree(hub["root"] / MODEL / "2", hub["root"] / MODEL / "3")

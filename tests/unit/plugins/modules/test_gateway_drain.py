@@ -80,7 +80,12 @@ def test_a_corrupt_state_file_fails_naming_it(run_module, tmp_path):
 def test_parallel_drains_are_all_recorded(tmp_path):
     """Two serving hosts of one batch drain at the same time (forks): the lock keeps both."""
     state_dir = configured(tmp_path, {"m%d" % i: ["h%d" % i, "x%d" % i] for i in range(8)})
-    code = ("import json,sys\nfrom ansible.module_utils.testing import patch_module_args\n"
+    # ansible-core >= 2.19 has patch_module_args; 2.18 (the lowest the collection claims) reads
+    # basic._ANSIBLE_ARGS
+    code = ("import contextlib,json,sys\nfrom ansible.module_utils import basic\n"
+            "try:\n    from ansible.module_utils.testing import patch_module_args\n"
+            "except ImportError:\n    @contextlib.contextmanager\n    def patch_module_args(args):\n"
+            "        basic._ANSIBLE_ARGS = json.dumps({'ANSIBLE_MODULE_ARGS': args}).encode()\n        yield\n"
             "from ansible_collections.inferops.serving.plugins.modules import gateway_drain\n"
             "with patch_module_args(json.loads(sys.argv[1])):\n    gateway_drain.main()\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
