@@ -14,11 +14,13 @@ import shlex
 import sys
 
 import pytest
+import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(REPO, ".collections"))
 
 # pylint: disable-next=wrong-import-position
+from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment  # noqa: E402
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile  # noqa: E402
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights  # noqa: E402
 
@@ -90,9 +92,17 @@ def test_container_argv_and_env_equal_the_launch_script(host, hostvars, name, pr
     run = launch_script_run(host, hostvars, name)
     image_at = run.index(container["Config"]["Image"])
     assert run[image_at + 1:] == container["Config"]["Cmd"]
-    # ... and equal to what the profile renders (the lab's overrides included).
-    assert container["Config"]["Cmd"] == _profile.container_argv(
-        _profile.overlay(profile, {"args": {"port": hostvars["server_port"]}}))
+    # ... and equal to what the profile renders (the lab's overrides included), with the engine's
+    # graceful shutdown where its release has one (server_shutdown_timeout: the inventory's, else
+    # the role's default).
+    expected = _profile.overlay(profile, {"args": {"port": hostvars["server_port"]}})
+    with open(os.path.join(REPO, "roles", "server", "defaults", "main.yml"), encoding="utf-8") as handle:
+        default_timeout = yaml.safe_load(handle)["server_shutdown_timeout"]
+    shutdown = _deployment.shutdown_plan(expected["engine"], expected["image"].get("engine_version"), expected["args"],
+                                         hostvars.get("server_shutdown_timeout", default_timeout))
+    if shutdown["add_flag"]:
+        expected = _profile.overlay(expected, {"args": {shutdown["flag"]: shutdown["timeout"]}})
+    assert container["Config"]["Cmd"] == _profile.container_argv(expected)
     script_env = [run[i + 1] for i, word in enumerate(run) if word == "-e"]
     for pair in script_env:
         assert pair in container["Config"]["Env"]
@@ -122,3 +132,18 @@ def test_engine_answers_a_real_completion(host, hostvars, profile):
         "curl -fsS --noproxy '*' -H 'Content-Type: application/json' -d %s http://127.0.0.1:%s/v1/chat/completions",
         body, str(hostvars["server_port"])))
     assert answer["choices"][0]["message"]["content"].strip() == "4"
+
+
+def test_the_pinned_revision_is_staged_and_verified_where_the_cache_is_on(host, hostvars, profile):
+    """model_cache (issue 24): the snapshot of the pinned commit in the hub cache the container
+    mounts, and the host's verification marker naming that commit."""
+    if not hostvars.get("model_cache_enabled", True):
+        pytest.skip("model_cache_enabled is false for this scenario")
+    revision = _weights.weights(profile)["revision"]
+    assert revision and len(revision) == 40, revision
+    folder = os.path.join(hostvars.get("server_model_cache_dir", "/root/.cache/huggingface"), "hub",
+                          "models--" + profile["model"].replace("/", "--"))
+    assert host.file(os.path.join(folder, "snapshots", revision)).is_directory
+    marker = json.loads(host.file(os.path.join(folder, ".inferops-verified.json")).content_string)
+    assert marker["revision"] == revision
+

@@ -80,6 +80,10 @@ MAX_ANSWER = 8 << 20
 QUIET = ("healthy", "busy", "starting", "suspect", "probe_error")
 # Outcomes that call for a restart (within the budget).
 FAULTS = ("dead", "wedged", "crash_looping", "slow")
+# The faults whose engine still finishes its requests: stopped gracefully (stop_timeout, the plan's
+# graceful shutdown and Docker's margin). A dead, wedged or crash-looping engine finishes nothing, so
+# waiting for its in-flight requests only delays the restart: it gets unresponsive_stop_timeout.
+FINISHING = ("slow",)
 OUTCOMES = QUIET + FAULTS
 
 # Every setting that has a role variable is required: the server role writes them all
@@ -90,12 +94,14 @@ REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": d
             "drop_caches_file": str}
 POSITIVE = ("interval", "probe_deadline", "probe_max_tokens", "crash_loop_restarts", "crash_loop_window",
             "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout")
-NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "memory_wait_timeout", "log_lines")
+NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "unresponsive_stop_timeout", "memory_wait_timeout",
+                "log_lines")
 # slow_floor may be null (no floor); unified_memory comes from the plan.
 REQUIRED_FLAGS = ("unified_memory", "drop_caches_before_start")
 # Settings of the program alone (no role variable): their one home is here.
 DEFAULTS = {
     "stop_timeout": 30,
+    "unresponsive_stop_timeout": 5,
     "memory_poll": 5.0,
     "slow_min_running": 1,
     "textfile": None,
@@ -353,8 +359,10 @@ def budget_left(actions, budget, now):
 def decide_action(state, verdict, config, now):
     """What to do about a verdict: {"action": none|wait|restart|give_up|hold, "reason", ...}.
 
-    ``restart`` carries ``stop_first`` (the container still runs) and ``wait_for_memory``
-    (unified memory: start only once the memory came back).
+    ``restart`` carries ``stop_first`` (the container still runs), ``stop_timeout`` (the seconds
+    Docker gives the stop before SIGKILL: the graceful one for an engine that still finishes its
+    requests, FINISHING; the short one otherwise) and ``wait_for_memory`` (unified memory: start
+    only once the memory came back).
     """
     outcome = verdict["outcome"]
     if outcome in QUIET:
@@ -371,6 +379,7 @@ def decide_action(state, verdict, config, now):
                 % (outcome, config["restart_budget"], verdict["reason"])}
     return {"action": "restart", "reason": "%s: %s" % (outcome, verdict["reason"]),
             "stop_first": bool(container.get("running")), "wait_for_memory": bool(config["unified_memory"]),
+            "stop_timeout": config["stop_timeout"] if outcome in FINISHING else config["unresponsive_stop_timeout"],
             "budget_left_after": left - 1}
 
 
@@ -672,10 +681,10 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
     try:
         if not decision["wait_for_memory"]:
             host.lifecycle("restart" if decision["stop_first"] else "start",
-                           config["stop_timeout"] if decision["stop_first"] else None)
+                           decision["stop_timeout"] if decision["stop_first"] else None)
             return "started", details
         if decision["stop_first"]:
-            host.lifecycle("stop", config["stop_timeout"])
+            host.lifecycle("stop", decision["stop_timeout"])
         if config["drop_caches_before_start"]:
             host.drop_caches()
             details["dropped_caches"] = True

@@ -191,6 +191,9 @@ def test_decide_faults_restart_within_the_budget(wd, config, outcome):
     assert decision["action"] == "restart" and decision["budget_left_after"] == 1
     assert decision["stop_first"] is True and decision["wait_for_memory"] is True
     assert decision["reason"] == outcome + ": because"
+    # Only an engine that still finishes its requests gets the graceful stop; a wedged or dead
+    # one finishes nothing, and waiting for it only delays the restart.
+    assert decision["stop_timeout"] == (30 if outcome == "slow" else 5)
 
 
 def test_decide_gives_up_when_the_budget_is_spent_then_holds(wd, config):

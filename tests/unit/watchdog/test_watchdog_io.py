@@ -155,7 +155,7 @@ def test_wedged_engine_is_restarted_after_the_memory_came_back(wd, setup, capsys
     # MemAvailable low right after the stop (the old engine's memory still held), then back.
     cfg, host, clock = setup("wedged", meminfo=(10485760, 10485760, 120000000), memory_poll=5)
     state = run_ticks(wd, cfg, host, clock, 1, None)
-    assert host.calls == [("logs", 50), ("stop", 30), ("start", None)]
+    assert host.calls == [("logs", 50), ("stop", 5), ("start", None)]  # wedged: the short stop
     action = state["actions"][-1]
     assert action["kind"] == "restart" and action["result"] == "started" and action["outcome"] == "wedged"
     assert {k: action["memory"][k] for k in ("enough", "action", "mem_free_kib", "mem_available_kib", "needed_kib",
@@ -188,7 +188,7 @@ def test_restart_drops_the_page_cache_when_configured(wd, setup):
     cfg, host, clock = setup("wedged", meminfo=(120586240,), cached=WEIGHTS_CACHED, drop_caches_before_start=True,
                              memory_reads="MemFree")
     state = run_ticks(wd, cfg, host, clock, 1, None)
-    assert host.calls == [("logs", 50), ("stop", 30), ("drop_caches", None), ("start", None)]
+    assert host.calls == [("logs", 50), ("stop", 5), ("drop_caches", None), ("start", None)]
     action = state["actions"][-1]
     assert action["result"] == "started" and action["dropped_caches"] is True
     assert action["memory"]["action"] == "start" and action["memory"]["waited_s"] == 0
