@@ -95,13 +95,15 @@ def test_container_argv_and_env_equal_the_launch_script(host, hostvars, name, pr
     # ... and equal to what the profile renders (the lab's overrides included), with the engine's
     # graceful shutdown where its release has one (server_shutdown_timeout: the inventory's, else
     # the role's default).
-    expected = _profile.overlay(profile, {"args": {"port": hostvars["server_port"]}})
+    # (the plan adds the flag to the profile's args; the port comes after them, as the plan's spec has it)
     with open(os.path.join(REPO, "roles", "server", "defaults", "main.yml"), encoding="utf-8") as handle:
         default_timeout = yaml.safe_load(handle)["server_shutdown_timeout"]
-    shutdown = _deployment.shutdown_plan(expected["engine"], expected["image"].get("engine_version"), expected["args"],
+    shutdown = _deployment.shutdown_plan(profile["engine"], profile["image"].get("engine_version"), profile["args"],
                                          hostvars.get("server_shutdown_timeout", default_timeout))
+    expected = profile
     if shutdown["add_flag"]:
         expected = _profile.overlay(expected, {"args": {shutdown["flag"]: shutdown["timeout"]}})
+    expected = _profile.overlay(expected, {"args": {"port": hostvars["server_port"]}})
     assert container["Config"]["Cmd"] == _profile.container_argv(expected)
     script_env = [run[i + 1] for i, word in enumerate(run) if word == "-e"]
     for pair in script_env:
@@ -144,6 +146,7 @@ def test_the_pinned_revision_is_staged_and_verified_where_the_cache_is_on(host, 
     folder = os.path.join(hostvars.get("server_model_cache_dir", "/root/.cache/huggingface"), "hub",
                           "models--" + profile["model"].replace("/", "--"))
     assert host.file(os.path.join(folder, "snapshots", revision)).is_directory
-    marker = json.loads(host.file(os.path.join(folder, ".inferops-verified.json")).content_string)
-    assert marker["revision"] == revision
+    # model_verify's markers, one per verified revision (plugins/modules/model_verify.py)
+    markers = json.loads(host.file(os.path.join(folder, ".inferops-verified.json")).content_string)
+    assert markers[revision]["revision"] == revision and markers[revision]["fingerprint"]
 
