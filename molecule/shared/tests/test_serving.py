@@ -149,4 +149,3 @@ def test_the_pinned_revision_is_staged_and_verified_where_the_cache_is_on(host, 
     # model_verify's markers, one per verified revision (plugins/modules/model_verify.py)
     markers = json.loads(host.file(os.path.join(folder, ".inferops-verified.json")).content_string)
     assert markers[revision]["revision"] == revision and markers[revision]["fingerprint"]
-
