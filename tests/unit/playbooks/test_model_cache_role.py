@@ -111,6 +111,22 @@ def test_a_flipped_byte_is_refused_naming_the_file(tmp_path, hub):
     assert "%s@%s is not the pinned revision in %s: model.safetensors: sha256 " % (MODEL, COMMIT, snapshot) in out
 
 
+def test_a_truncated_file_is_refused_naming_the_file_and_its_size(tmp_path, hub):
+    """A download cut short (a full disk, a killed copy): the size differs from the manifest's."""
+    result, out = converge(tmp_path, hub)
+    assert result.returncode == 0, out
+    snapshot = tmp_path / "hf" / "hub" / "models--inferops-lab--tiny-chat" / "snapshots" / COMMIT
+    blob = os.path.realpath(snapshot / "model.safetensors")
+    size = os.path.getsize(blob)
+    with open(blob, "r+b") as handle:
+        handle.truncate(size // 2)
+    result, out = converge(tmp_path, hub)
+    assert result.returncode != 0
+    text = " ".join(out.split())
+    assert "%s@%s is not the pinned revision in %s: model.safetensors:" % (MODEL, COMMIT, snapshot) in text, text[-2000:]
+    assert str(size // 2) in text and str(size) in text, text[-2000:]
+
+
 def test_an_offline_host_converges_from_the_lock_manifest_without_the_hub(tmp_path, hub):
     result, out = converge(tmp_path, hub)
     assert result.returncode == 0, out
