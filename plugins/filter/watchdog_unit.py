@@ -41,7 +41,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(exec_start), C(read_write_paths), C(capabilities) and C(ip_address_allow), as the unit's lines take them.
+  description: C(exec_start), C(read_write_paths), C(capabilities), C(ip_address_allow) and C(protect_home), as the unit's lines take them.
   type: dict
 """
 

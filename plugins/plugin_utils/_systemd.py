@@ -80,6 +80,15 @@ def _allowed_address(url, variable):
     return "localhost" if address.is_loopback else str(address)
 
 
+# The directories ProtectHome=yes hides (systemd.exec(5)).
+HOME_DIRS = ("/home", "/root", "/run/user")
+
+
+def _under_home(path):
+    text = "/" + str(path).strip("/")
+    return any(text == home or text.startswith(home + "/") for home in HOME_DIRS)
+
+
 def watchdog_unit(dirs, docker_host, drop_caches_file=None):
     """The values of the watchdog unit's template (templates/etc/systemd/system/inferops-watchdog@.service.j2).
 
@@ -87,18 +96,23 @@ def watchdog_unit(dirs, docker_host, drop_caches_file=None):
     role's server_* variables; ``docker_host`` the Docker daemon's address (server_docker_host);
     ``drop_caches_file`` the file written before a restart on unified memory, None when the
     watchdog never drops caches. The sandbox lets it write only its state and textfile
-    directories and that file; it keeps CAP_SYS_ADMIN only when it must write /proc/sys.
+    directories and that file; it keeps CAP_SYS_ADMIN only when it must write /proc/sys, and hides
+    the home directories (ProtectHome=yes) unless one of those paths is in one (read-only then).
     """
     def word(value, var, kind="text", suffix=""):  # every path is one double-quoted word, whatever it holds
         return systemd_escape(value, var, kind, quote="always", suffix=suffix)
 
     for key in ("script_dir", "config_dir", "state_dir"):
         word(dirs.get(key), "server_" + key)
+    paths = [dirs["state_dir"]] + ([dirs["textfile_dir"]] if dirs.get("textfile_dir") else [])
     writable = [word(dirs["state_dir"], "server_state_dir")]
     if dirs.get("textfile_dir"):
         writable.append(word(dirs["textfile_dir"], "server_watchdog_textfile_dir"))
     if drop_caches_file:
-        writable.append(word(drop_caches_file, "server_drop_caches_file"))
+        paths.append(drop_caches_file)
+        # "-": a plain file (the lab's) may not exist yet when the unit starts; systemd then
+        # leaves it read-only instead of failing the unit (/proc/sys/vm/drop_caches always exists).
+        writable.append('"-' + word(drop_caches_file, "server_drop_caches_file")[1:])
     allowed = sorted({"localhost", _allowed_address(docker_host, "server_docker_host")})
     return {
         "exec_start": "/usr/bin/python3 %s --config %s" % (
@@ -108,6 +122,10 @@ def watchdog_unit(dirs, docker_host, drop_caches_file=None):
         # Writing /proc/sys/vm/drop_caches needs CAP_SYS_ADMIN, a plain file (the lab's) none.
         "capabilities": "CAP_SYS_ADMIN" if (drop_caches_file or "").startswith("/proc/sys/") else "",
         "ip_address_allow": "any" if "any" in allowed else " ".join(allowed),
+        # ProtectHome=yes makes these directories inaccessible, and systemd then drops every
+        # ReadWritePaths= entry beneath them (namespace.c, drop_inaccessible): a writable path
+        # there would be silently unwritable. read-only keeps the rest of them out of reach.
+        "protect_home": "read-only" if any(_under_home(path) for path in paths) else "yes",
     }
 
 

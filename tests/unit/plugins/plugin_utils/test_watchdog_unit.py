@@ -38,12 +38,31 @@ GB10 = {"docker_host": "unix:///var/run/docker.sock", "drop_caches_before_start"
 
 def test_the_sandbox_writes_only_what_the_watchdog_writes():
     unit = watchdog_unit(DIRS, "unix:///var/run/docker.sock", "/proc/sys/vm/drop_caches")
-    assert unit["read_write_paths"] == '"/var/lib/inferops-serving" "/var/lib/node_exporter" "/proc/sys/vm/drop_caches"'
+    assert unit["read_write_paths"] == ('"/var/lib/inferops-serving" "/var/lib/node_exporter" '
+                                        '"-/proc/sys/vm/drop_caches"')
     assert unit["capabilities"] == "CAP_SYS_ADMIN" and unit["ip_address_allow"] == "localhost"
+    assert unit["protect_home"] == "yes"
     plain = watchdog_unit(dict(DIRS, textfile_dir=""), "tcp://10.0.0.5:2375", None)
     assert plain["read_write_paths"] == '"/var/lib/inferops-serving"' and plain["capabilities"] == ""
     assert plain["ip_address_allow"] == "10.0.0.5 localhost"
     assert watchdog_unit(DIRS, "tcp://docker.example:2375")["ip_address_allow"] == "any"
+
+
+@pytest.mark.parametrize("key, value", [("drop_caches_file", "/root/drop_caches"), ("state_dir", "/home/ops/state"),
+                                        ("textfile_dir", "/run/user/0/textfile"),
+                                        ("drop_caches_file", "/home/ops/drop_caches")])
+def test_a_writable_path_in_a_home_directory_stays_writable(key, value):
+    """ProtectHome=yes makes /home, /root and /run/user inaccessible, and systemd drops every
+    ReadWritePaths= entry beneath an inaccessible one (src/core/namespace.c, drop_inaccessible), so
+    such a path (the lab's plain drop_caches file, /root/drop_caches) would be unwritable to the
+    watchdog without a word. With one the home directories are read-only instead, which a
+    ReadWritePaths= entry beneath them overrides."""
+    dirs = dict(DIRS, **{key: value}) if key != "drop_caches_file" else DIRS
+    unit = watchdog_unit(dirs, "unix:///var/run/docker.sock", value if key == "drop_caches_file" else None)
+    assert unit["protect_home"] == "read-only"
+    assert ('"%s%s"' % ("-" if key == "drop_caches_file" else "", value)) in unit["read_write_paths"].split(" ")
+    for elsewhere in ("/homework/state", "/rooted", "/run/users"):
+        assert watchdog_unit(dict(DIRS, state_dir=elsewhere), "unix:///var/run/docker.sock")["protect_home"] == "yes"
 
 
 @pytest.mark.parametrize("key, variable", [("script_dir", "server_script_dir"), ("state_dir", "server_state_dir"),
@@ -56,10 +75,15 @@ def test_a_path_no_quoting_carries_is_refused_naming_its_variable(key, variable)
             watchdog_unit(dict(DIRS, **{key: None}), "unix:///var/run/docker.sock")
 
 
+LAB = dict(GB10, drop_caches_file="/root/drop_caches")
+
+
 @needs_systemd
-@pytest.mark.parametrize("dirs", [DIRS, dict(DIRS, script_dir="/opt/my scripts%", state_dir="/srv/state dir")])
-def test_the_rendered_unit_is_sandboxed_to_at_most_3(tmp_path, dirs):
-    text = render(dirs, GB10)
+@pytest.mark.parametrize("dirs, config", [
+    (DIRS, GB10), (dict(DIRS, script_dir="/opt/my scripts%", state_dir="/srv/state dir"), GB10), (DIRS, LAB),
+], ids=["gb10", "space and percent", "lab drop file in /root"])
+def test_the_rendered_unit_is_sandboxed_to_at_most_3(tmp_path, dirs, config):
+    text = render(dirs, config)
     unit = tmp_path / "inferops-watchdog@.service"
     unit.write_text(text, encoding="utf-8")
     verified = subprocess.run([ANALYZE, "verify", str(unit)], capture_output=True, text=True, check=False, cwd=tmp_path)
@@ -72,4 +96,6 @@ def test_the_rendered_unit_is_sandboxed_to_at_most_3(tmp_path, dirs):
     assert level, ran.stdout + ran.stderr
     assert float(level.group(1)) <= 3.0, ran.stdout
     assert 'ReadWritePaths="%s"' % dirs["state_dir"] in text
+    assert '"-%s"' % config["drop_caches_file"] in text
+    assert "ProtectHome=%s\n" % ("read-only" if config is LAB else "yes") in text
     assert "ExecStart=/usr/bin/python3 \"%s/inferops_watchdog.py\"" % dirs["script_dir"].replace("%", "%%") in text
