@@ -93,7 +93,7 @@ REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": d
             "state_file": str, "docker_host": str, "probe_prompt": str, "meminfo_path": str,
             "drop_caches_file": str}
 POSITIVE = ("interval", "probe_deadline", "probe_max_tokens", "crash_loop_restarts", "crash_loop_window",
-            "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout")
+            "memory_fraction", "memory_poll", "slow_window", "slow_min_running", "http_timeout", "docker_timeout")
 NOT_NEGATIVE = ("startup_grace", "restart_budget", "stop_timeout", "unresponsive_stop_timeout", "memory_wait_timeout",
                 "log_lines")
 # slow_floor may be null (no floor); unified_memory comes from the plan.
@@ -108,6 +108,8 @@ DEFAULTS = {
     # /health and /metrics answer from the API server even when the engine is saturated; a
     # starved host can still be slow to, so they get their own timeout, not the probe's deadline.
     "http_timeout": 10.0,
+    # Each call to the Docker daemon (inspect, logs, start; a stop or restart waits stop_timeout more).
+    "docker_timeout": 30.0,
 }
 
 
@@ -509,7 +511,7 @@ class Host(object):
         self.config = config
         self.tty = False
         try:
-            self.docker = DockerClient(config["docker_host"])
+            self.docker = DockerClient(config["docker_host"], config["docker_timeout"])
         except DockerError as exc:
             raise ConfigError(str(exc)) from exc
 
@@ -785,6 +787,23 @@ def sd_notify(message, env=None):
         sock.close()
 
 
+def longest_silence(config):
+    """The most seconds one tick can go without a heartbeat: each call that blocks, at its own
+    deadline (Docker's inspect, logs, stop or restart and start; /health, the probe, /metrics twice).
+    The waits between them (memory, the next tick) send heartbeats of their own."""
+    docker, stop = config["docker_timeout"], max(config["stop_timeout"], config["unresponsive_stop_timeout"])
+    return 4 * docker + stop + 3 * config["http_timeout"] + config["probe_deadline"]
+
+
+def watchdog_usec(config, env=None):
+    """The WATCHDOG_USEC= to tell systemd when the unit's WatchdogSec= ($WATCHDOG_USEC) is shorter
+    than twice the longest silence (a long probe deadline or graceful stop would get the program
+    killed as hung in the middle of a tick, a wedged engine never restarted); else None."""
+    given = (os.environ if env is None else env).get("WATCHDOG_USEC", "")
+    wanted = int(2 * longest_silence(config) * 1000000)
+    return wanted if given.isdigit() and int(given) < wanted else None
+
+
 def journal(line, out=None):
     """One JSON line on stdout: systemd puts it in the journal."""
     out = out or sys.stdout
@@ -870,10 +889,14 @@ def tick(host, config, state, clock=time.time, sleep=time.sleep, out=None, act=T
 def run(host, config, state, once=False, clock=time.time, monotonic=time.monotonic, sleep=time.sleep, out=None):
     """The program's loop: a tick every ``interval`` s; with ``once``, one tick and its exit status.
 
-    systemd (Type=notify, WatchdogSec) hears READY=1 once, then WATCHDOG=1 after every tick and
-    at least every NOTIFY_EVERY s of the wait between ticks: a program that hangs is restarted.
+    systemd (Type=notify, WatchdogSec) hears READY=1 once (and WATCHDOG_USEC= when a tick may
+    be silent longer than half the unit's WatchdogSec), then WATCHDOG=1 after every tick and at
+    least every NOTIFY_EVERY s of the wait between ticks: a program that hangs is restarted.
     """
     sd_notify("READY=1")
+    usec = watchdog_usec(config)
+    if usec:
+        sd_notify("WATCHDOG_USEC=%d" % usec)
     while True:
         started = monotonic()
         state = tick(host, config, state, clock, sleep, out, act=not once, monotonic=monotonic)

@@ -8,6 +8,7 @@ import http.client
 import io
 import json
 import os
+import re
 import socket
 import socketserver
 import subprocess
@@ -16,8 +17,8 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 import pytest
-from test_watchdog_io import Clock, FakeHost
-from watchdog_program import base_config, load_program
+from test_watchdog_io import NOW, Clock, FakeHost
+from watchdog_program import PROGRAM, base_config, load_program
 
 HOUR = 3600.0
 RESTART_SEC = 10  # the unit's RestartSec
@@ -299,6 +300,61 @@ def test_systemd_hears_ready_then_a_heartbeat_per_tick_and_while_waiting(wd, tmp
     abstract.close()
     monkeypatch.delenv("NOTIFY_SOCKET")
     assert wd.sd_notify("READY=1") is False
+
+
+def unit_watchdog_usec():
+    """The unit's WatchdogSec= as systemd hands it to the program ($WATCHDOG_USEC)."""
+    with open(os.path.join(os.path.dirname(PROGRAM), "..", "templates", "etc", "systemd", "system",
+                           "inferops-watchdog@.service.j2"), encoding="utf-8") as handle:
+        minutes = re.search(r"^WatchdogSec=(\d+)min$", handle.read(), re.M).group(1)
+    return str(int(minutes) * 60 * 1000000)
+
+
+@pytest.mark.parametrize("changes", [{"probe_deadline": 400, "interval": 600}, {}],
+                         ids=["long probe deadline", "defaults"])
+def test_no_tick_is_silent_longer_than_systemds_watchdog_allows(wd, tmp_path, monkeypatch, changes):
+    """A wedged engine's probe takes its whole deadline and its restart a Docker call; with a long
+    deadline (or graceful stop) a tick outlasted the unit's WatchdogSec=5min without a heartbeat,
+    so systemd killed the program in the middle of it, every time, and the engine was never
+    restarted. The program's real loop, each blocking call of a FakeHost taking its deadline."""
+    monkeypatch.setenv("WATCHDOG_USEC", unit_watchdog_usec())
+    clock = Clock()
+    cfg = wd.load_config(base_config(state_file=str(tmp_path / "state.json"), unified_memory=False,
+                                     startup_grace=0, **changes))
+    host = FakeHost(clock, "wedged")
+
+    def restart_taking_its_time(verb, timeout=None):
+        clock.sleep(cfg.get("docker_timeout", 30) + (timeout or 0))  # the Docker client's timeout, then the stop
+        FakeHost.lifecycle(host, verb, timeout)
+    host.lifecycle = restart_taking_its_time
+    heard = []
+    notify = wd.sd_notify
+    monkeypatch.setattr(wd, "sd_notify",
+                        lambda message, env=None: heard.append((clock.now, message)) or notify(message, env))
+
+    def sleep(seconds):
+        clock.sleep(seconds)
+        if clock.now > NOW + 3 * HOUR:
+            raise Over()
+    with pytest.raises(Over):
+        wd.run(host, cfg, wd.new_state(cfg), clock=clock, monotonic=clock, sleep=sleep, out=io.StringIO())
+    assert any(verb == "restart" for verb, dummy in host.calls), "the wedged engine was never restarted"
+    allowed = int(unit_watchdog_usec())
+    for (at, message), (later, dummy) in zip(heard, heard[1:]):
+        if message.startswith("WATCHDOG_USEC="):
+            allowed = int(message.split("=")[1])
+        assert (later - at) * 1000000 < allowed, "%.0f s without a heartbeat, systemd allows %.0f s" % (
+            later - at, allowed / 1e6)
+
+
+def test_a_long_graceful_stop_lengthens_the_watchdog_timeout_too(wd):
+    """A slow engine is stopped gracefully (stop_timeout: the plan's shutdown timeout, up to an hour
+    and Docker's margin): the Docker call waits that long without a heartbeat."""
+    cfg = wd.load_config(base_config(stop_timeout=630))
+    assert wd.longest_silence(cfg) >= 630 + cfg["docker_timeout"] + cfg["probe_deadline"]
+    assert wd.watchdog_usec(cfg, {"WATCHDOG_USEC": unit_watchdog_usec()}) == 2 * wd.longest_silence(cfg) * 1000000
+    assert wd.watchdog_usec(cfg, {"WATCHDOG_USEC": str(10 ** 10)}) is None, "a longer WatchdogSec is kept"
+    assert wd.watchdog_usec(cfg, {}) is None, "no watchdog (not run by systemd): nothing to tell"
 
 
 # ------------------------------------------------------------------------------ its files
