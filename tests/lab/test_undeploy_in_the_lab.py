@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""playbooks/undeploy.yml on a lab host (issue 26): removes the container, its systemd units, the
-watchdog, the launch script, the watchdog's files and the last known-good record; keeps the model
-and engine caches; a converge (site.yml) restores it, serving and proven.
+"""playbooks/undeploy.yml on a lab host (issue 26): takes the host out of the gateway's routing
+(lab-gateway's drained.json names it), removes the container, its systemd units, the watchdog, the
+launch script, the watchdog's files and the last known-good record; keeps the model and engine
+caches; a converge (site.yml) restores it, serving and proven, and back in the gateway's routing.
 
 Uses lab-g7e of inventories/lab (converged first); the host is restored at the end.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,8 +39,15 @@ def playbook(*args):
     return result.stdout
 
 
-def on_host(command):
-    return run(["docker", "exec", HOST, "bash", "-c", command])
+def on_host(command, host=HOST):
+    return run(["docker", "exec", host, "bash", "-c", command])
+
+
+def drained():
+    """The hosts the lab's gateway keeps out of its routing (roles/gateway: gateway_state_dir)."""
+    result = on_host("cat /var/lib/inferops-gateway/drained.json", host="lab-gateway")
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout)["hosts"])
 
 
 def test_undeploy_removes_what_the_role_made_and_a_converge_restores_it():
@@ -54,9 +63,12 @@ def test_undeploy_removes_what_the_role_made_and_a_converge_restores_it():
         assert left == []
         # The weights and the compile cache stay.
         assert on_host("test -d /root/.cache/huggingface").returncode == 0
+        # The gateway no longer routes to it (drained, not put back: the host serves nothing).
+        assert HOST in drained()
         again = playbook("playbooks/undeploy.yml", "-l", HOST, "-e", "inferops_undeploy=true")
         assert "changed=0" in again.split("PLAY RECAP")[-1]
     finally:
         restored = playbook("site.yml", "-l", HOST)
     assert "serving" in restored.split("Print the serving summary")[-1]
     assert on_host("systemctl is-active inferops-watchdog@inferops-serving.service").stdout.strip() == "active"
+    assert HOST not in drained()  # proven again, so back in the gateway's routing
