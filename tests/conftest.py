@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from hypothesis import settings
+from xdist.scheduler import LoadGroupScheduling
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 subprocess.run([os.path.join(ROOT, "scripts", "link-collection")], check=True)
@@ -21,3 +22,29 @@ if COLLECTIONS not in sys.path:
 settings.register_profile("mutation", max_examples=10, derandomize=True, database=None)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+
+
+# The lab's pytest-xdist groups (tests/lab: xdist_group marks), longest first by the last measured
+# clean-clone run (docs/dev/testing.md). With --dist loadgroup each group runs on one worker, and
+# xdist hands out work in the order of its queue: by default the scopes with the most tests first,
+# which started the four molecule scenarios (four tests, ~28 min in CI) only after a whole other
+# group had ended. This order starts the long chains at once; the unit tests (one scope each) and
+# the shorter groups fill in behind them.
+XDIST_GROUP_ORDER = ("lab_fleet", "shared_sparks", "molecule", "spark_3", "drain")
+
+
+class LongestGroupsFirst(LoadGroupScheduling):
+    """``--dist loadgroup`` whose next work unit is the first group of XDIST_GROUP_ORDER still queued."""
+
+    def _assign_work_unit(self, node):
+        for group in XDIST_GROUP_ORDER:
+            if group in self.workqueue:
+                self.workqueue.move_to_end(group, last=False)
+                break
+        super()._assign_work_unit(node)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist", None) != "loadgroup":
+        return None
+    return LongestGroupsFirst(config, log)

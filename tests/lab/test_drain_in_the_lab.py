@@ -3,8 +3,9 @@
 group's two hosts, and do lose some without the drain.
 
 Two simulated DGX Sparks of this module's own (drain-spark-1 on 8121, drain-spark-2 on 8122)
-serve the same model behind the lab's gateway (lab-gateway, http://127.0.0.1:4000/v1, which this
-module points at them and gives back to inventories/lab at its end). Clients on this machine's
+serve the same model behind a gateway of its own (drain-gateway, the gateway role's LiteLLM on
+http://127.0.0.1:4001/v1), so the module shares no host with inventories/lab's fleet and runs as an
+xdist group of its own beside it (make test's critical path was the lab fleet's group). Clients on this machine's
 loopback (CLIENTS threads, streamed and whole chat completions of ~50 tokens, ~2.5 s each) run
 while site.yml rolls a changed profile across both hosts, one at a time (inferops_serial=1):
 
@@ -51,10 +52,12 @@ import yaml
 
 import labkit
 
-pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("lab_fleet")]  # lab-gateway is inventories/lab's
+pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("drain")]  # one pytest-xdist worker: this module's hosts
 
 HOSTS = {"drain-spark-1": 8121, "drain-spark-2": 8122}
-GATEWAY = "http://127.0.0.1:4000/v1"
+GATEWAY_HOST = "drain-gateway"
+GATEWAY_PORT = 4001  # inventories/lab's lab-gateway has 4000
+GATEWAY = "http://127.0.0.1:%d/v1" % GATEWAY_PORT
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 CLIENTS = 6
 COOLDOWN = 30  # gateway_cooldown_time (roles/gateway/defaults/main.yml), which the lab keeps
@@ -62,13 +65,14 @@ LAB_GATEWAY_VARS = os.path.join(labkit.ROOT, "inventories", "lab", "group_vars",
 
 
 def write_inventory(directory):
-    """The two Sparks (serving, spark) and lab-gateway (gateway), reached with docker exec."""
+    """The two Sparks (serving, spark) and drain-gateway (gateway), reached with docker exec; the
+    gateway's settings are the lab's (group_vars/gateway.yml) on a port of its own."""
     inventory = labkit.write_inventory(directory, HOSTS, dict(labkit.GROUP_VARS, gateway_backend_address="127.0.0.1",
                                                               server_ready_first_deploy_timeout=180))
     with open(os.path.join(inventory, "hosts.yml"), encoding="utf-8") as handle:
         hosts = yaml.safe_load(handle)
     hosts["all"]["children"]["gateway"] = {"vars": {"ansible_connection": "community.docker.docker"},
-                                           "hosts": {"lab-gateway": None}}
+                                           "hosts": {GATEWAY_HOST: {"gateway_port": GATEWAY_PORT}}}
     with open(os.path.join(inventory, "hosts.yml"), "w", encoding="utf-8") as handle:
         yaml.safe_dump(hosts, handle)
     shutil.copy(LAB_GATEWAY_VARS, os.path.join(inventory, "group_vars", "gateway.yml"))
@@ -165,7 +169,7 @@ def wait_for_cooldown(clients):
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    for host in HOSTS:
+    for host in (*HOSTS, GATEWAY_HOST):
         labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
     inventory = write_inventory(str(tmp_path_factory.mktemp("drain-inventory")))
     try:
@@ -174,10 +178,8 @@ def fleet(tmp_path_factory):
         labkit.playbook(inventory, "site.yml", "-e", "server_shutdown_timeout=0")
         yield inventory
     finally:
-        for host in HOSTS:
+        for host in (*HOSTS, GATEWAY_HOST):
             labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
-        # lab-gateway fronts inventories/lab's fleet again.
-        labkit.playbook(os.path.join(labkit.ROOT, "inventories", "lab"), "playbooks/gateway.yml", check=False)
 
 
 @pytest.fixture(scope="module")
@@ -211,9 +213,9 @@ def test_the_roll_drained_each_host_and_put_it_back(rolls):
     recap = labkit.recap(rolls["output"])
     assert all(recap[host]["failed"] == 0 for host in HOSTS), recap
     assert rolls["output"].count("TASK [inferops.serving.gateway : Take the host out of the gateway's routing]") == 2
-    state = labkit.exec_on("lab-gateway", "cat /var/lib/inferops-gateway/drained.json").stdout
+    state = labkit.exec_on(GATEWAY_HOST, "cat /var/lib/inferops-gateway/drained.json").stdout
     assert json.loads(state) == {"hosts": {}}
-    routing = json.loads(labkit.exec_on("lab-gateway", "cat /var/lib/inferops-gateway/routing.json").stdout)
+    routing = json.loads(labkit.exec_on(GATEWAY_HOST, "cat /var/lib/inferops-gateway/routing.json").stdout)
     assert routing == {"groups": {MODEL: sorted(HOSTS)}}
     # The new engines stop gracefully: vLLM's --shutdown-timeout, Docker's stop timeout longer.
     for host in HOSTS:
@@ -227,7 +229,7 @@ def test_the_roll_drained_each_host_and_put_it_back(rolls):
 def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(rolls):
     """One host drained by hand (as an earlier failed run would leave it): rolling the other is an outage."""
     inventory = rolls["inventory"]
-    labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {\"drain-spark-2\": {\"since\": \"x\", \"by\": \"test\"}}}' "
+    labkit.exec_on(GATEWAY_HOST, "printf '%s' '{\"hosts\": {\"drain-spark-2\": {\"since\": \"x\", \"by\": \"test\"}}}' "
                                   "> /var/lib/inferops-gateway/drained.json")
     try:
         before = labkit.container("drain-spark-1")["id"]
@@ -238,10 +240,10 @@ def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(ro
         assert ("model group %s has no other host in routing than drain-spark-1" % MODEL) in text, text[-3000:]
         assert "gateway_allow_outage: true" in text
         assert labkit.container("drain-spark-1")["id"] == before  # nothing changed
-        assert "drain-spark-1" not in labkit.exec_on("lab-gateway",
+        assert "drain-spark-1" not in labkit.exec_on(GATEWAY_HOST,
                                                      "cat /var/lib/inferops-gateway/drained.json").stdout
     finally:
-        labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
+        labkit.exec_on(GATEWAY_HOST, "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
 
 
 def engine_back(host):
@@ -279,7 +281,7 @@ def test_requests_after_an_engine_is_killed_reach_the_other_host(fleet):
 def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(fleet):
     """Both hosts drained: 503 naming the group (roles/gateway/files/inferops_drain.py), within a bound."""
     drained = json.dumps({"hosts": {host: {"since": "x", "by": "test"} for host in HOSTS}})
-    labkit.exec_on("lab-gateway", "printf '%%s' '%s' > /var/lib/inferops-gateway/drained.json" % drained)
+    labkit.exec_on(GATEWAY_HOST, "printf '%%s' '%s' > /var/lib/inferops-gateway/drained.json" % drained)
     clients = Clients(master_key())
     try:
         answers = []
@@ -287,7 +289,7 @@ def test_a_group_without_a_host_in_routing_gets_a_clear_error_at_once(fleet):
             begun = time.monotonic()
             answers.append((clients.one(stream), time.monotonic() - begun))
     finally:
-        labkit.exec_on("lab-gateway", "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
+        labkit.exec_on(GATEWAY_HOST, "printf '%s' '{\"hosts\": {}}' > /var/lib/inferops-gateway/drained.json")
     assert [answer for answer, _seconds in answers] == ["HTTP 503"] * 4, answers
     assert max(seconds for _answer, seconds in answers) < 10, answers
 
