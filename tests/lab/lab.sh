@@ -266,13 +266,25 @@ ensure_apt_repo() {
 # --- Hub stand-in --------------------------------------------------------------------------
 hub_up() { curl -fsS "$HUB_URL/api/models/inferops-lab/tiny-chat/revision/main" >/dev/null 2>&1; }
 
+# The stand-in serves a copy of tests/lab/hub/repos in the lab's state (HUB_ROOT), laid anew at each
+# `up`: a test adds an upstream commit there (a directory <n+1>, read on the next request) without
+# touching the source tree, and a commit a failed test left behind is gone at the next `up`.
+HUB_ROOT="$LAB_DIR/hub/repos"
+
 ensure_hub() {
-  if hub_up; then
-    say "hub stand-in: served at $HUB_URL"
+  mkdir -p "$HUB_ROOT"
+  rsync -a --delete "$LAB_SRC/hub/repos/" "$HUB_ROOT/"
+  if hub_up && [ "$(cat "$RUN/hub.root" 2>/dev/null)" = "$HUB_ROOT" ]; then
+    say "hub stand-in: served at $HUB_URL from $HUB_ROOT"
     return
   fi
-  say "hub stand-in: serving $LAB_SRC/hub/repos on $HUB_URL (requests in $LOG/hub-requests.jsonl)"
-  spawn hub python3 "$LAB_SRC/hub/hub_standin.py" --port "$HUB_PORT" --log "$LOG/hub-requests.jsonl"
+  if hub_up; then  # a stand-in of an older lab, serving another root
+    stop_pid hub
+    hub_up && die "port $HUB_PORT answers as the Hub stand-in of another lab (not $RUN/hub.pid): stop it first"
+  fi
+  say "hub stand-in: serving $HUB_ROOT on $HUB_URL (requests in $LOG/hub-requests.jsonl)"
+  spawn hub python3 "$LAB_SRC/hub/hub_standin.py" --root "$HUB_ROOT" --port "$HUB_PORT" --log "$LOG/hub-requests.jsonl"
+  printf '%s\n' "$HUB_ROOT" >"$RUN/hub.root"
   wait_for "hub stand-in" 15 hub_up
 }
 

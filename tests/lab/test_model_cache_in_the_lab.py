@@ -8,6 +8,11 @@ The hosts' serving caches are not touched: both stage inferops-lab/tiny-chat int
 this test (removed at the end). The SSH between them is a real sshd on lab-spark (openssh-server is
 in the target image, its unit masked) listening on 127.0.0.1:8198 with a key made for this test:
 the targets share the machine's network, so the port is one of the lab's (tests/lab/README.md).
+
+Then lab-spark's own serving cache is damaged three ways (a flipped byte, a truncated file, an entry
+linked to a copy outside the cache), one at a time: site.yml refuses each before the server role
+runs, naming the file, and the running container stays; the damage is repaired and a converge
+verifies the cache again.
 """
 from __future__ import annotations
 
@@ -105,3 +110,62 @@ def test_a_peer_copies_over_ssh_and_verifies_without_the_hub(peers):
     again = converge(tmp_path, COPY, *copy_vars)
     assert labkit.recap(again.stdout)[COPY]["changed"] == 0, again.stdout[-3000:]
     assert hub_requests() == before
+
+
+# The weights lab-spark serves (inventories/lab/group_vars/spark.yml pins the revision), in the hub
+# cache its container mounts (model_cache_dir: the role's default, /root/.cache/huggingface).
+SERVED_MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+SERVED_COMMIT = "894b15f2f291691297cc850aa8371c89c18f33b5"
+SERVED = "/root/.cache/huggingface/hub/models--RedHatAI--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
+SNAPSHOT = "%s/snapshots/%s" % (SERVED, SERVED_COMMIT)
+DAMAGE = "/var/tmp/inferops-damage-test"  # outside the cache: the originals, and the links' targets
+
+
+def refused_unchanged(host, port, before, *expected):
+    """site.yml on ``host`` fails naming the damage, and the serving container is the one from before."""
+    result = labkit.playbook(INVENTORY, "site.yml", "-l", host, check=False)
+    text = labkit.folded(result.stdout)
+    assert result.returncode != 0, text[-3000:]
+    for part in expected:
+        assert part in text, (part, text[-3000:])
+    # Refused before the server role: no container change, no other task of it ran.
+    assert "inferops.serving.server : " not in text, text[-3000:]
+    assert labkit.container(host)["id"] == before
+    assert labkit.serving(port, timeout=10)
+
+
+def test_a_damaged_cache_on_a_serving_host_is_refused_naming_the_file_the_container_untouched():
+    """Issue 24 on a serving lab host (the playbook tests of roles/model_cache do the same on this
+    machine): one flipped byte, a truncated file and a snapshot entry linked to a copy outside the
+    cache are each refused by site.yml before the server role runs, naming the file; the running
+    container stays. Each damage is repaired by hand before the next; a converge verifies again."""
+    host, port = SOURCE, 8101
+    labkit.playbook(INVENTORY, os.path.join(labkit.LAB, "fleet.yml"))
+    labkit.playbook(INVENTORY, "site.yml", "-l", host)  # serving, its weights staged and verified
+    before = labkit.container(host)["id"]
+    blob = labkit.exec_on(host, "readlink -f %s/model.safetensors" % SNAPSHOT).stdout.strip()
+    readme_link = labkit.exec_on(host, "readlink %s/README.md" % SNAPSHOT).stdout.strip()
+    size = int(labkit.exec_on(host, "stat -c %%s %s" % blob).stdout)
+    where = "%s@%s is not the pinned revision in %s: " % (SERVED_MODEL, SERVED_COMMIT, SNAPSHOT)
+    labkit.exec_on(host, "rm -rf {0} && mkdir -p {0} && cp -p {1} {0}/model.safetensors".format(DAMAGE, blob))
+    try:
+        # One flipped byte (the blob rewritten in place: its mtime moves, so the marker no longer vouches).
+        labkit.exec_on(host, "python3 -c \"import sys; p = sys.argv[1]; d = bytearray(open(p, 'rb').read()); "
+                             "d[200] ^= 1; open(p, 'wb').write(d)\" %s" % blob)
+        refused_unchanged(host, port, before, where + "model.safetensors: sha256 ")
+        labkit.exec_on(host, "cp %s/model.safetensors %s" % (DAMAGE, blob))
+        # A truncated file (a copy or download cut short): both sizes named.
+        labkit.exec_on(host, "truncate -s %d %s" % (size // 2, blob))
+        refused_unchanged(host, port, before, where + "model.safetensors:", str(size // 2), str(size))
+        labkit.exec_on(host, "cp %s/model.safetensors %s" % (DAMAGE, blob))
+        # An entry linked to a copy outside the cache (what a copy of links to another tree leaves).
+        labkit.exec_on(host, "cp -L {1}/README.md {0}/README.md && ln -sfn {0}/README.md {1}/README.md"
+                       .format(DAMAGE, SNAPSHOT))
+        refused_unchanged(host, port, before, where + "README.md: a symlink to %s/README.md, outside %s"
+                          % (DAMAGE, SERVED))
+    finally:
+        labkit.exec_on(host, "ln -sfn {2} {1}/README.md; cp {0}/model.safetensors {3}; rm -rf {0}"
+                       .format(DAMAGE, SNAPSHOT, readme_link, blob), check=False)
+    repaired = labkit.playbook(INVENTORY, "site.yml", "-l", host)  # verified again, nothing else
+    assert labkit.recap(repaired.stdout)[host]["failed"] == 0
+    assert labkit.container(host)["id"] == before

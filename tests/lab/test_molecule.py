@@ -2,16 +2,20 @@
 """The collection end to end in the lab (needs ``tests/lab/lab.sh up``): every molecule scenario
 (``molecule test -s <name>``: create, converge, idempotence, side effect, verify, destroy; one at a
 time unless INFEROPS_MOLECULE_PARALLEL says more), and the README's demo - the lab fleet converged with site.yml twice, the second time changing
-nothing.
+nothing although upstream moved on: before it, each lab model on the Hub stand-in gets a new commit
+(issue 24: a re-upload upstream must not change a pinned fleet).
 """
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -28,6 +32,11 @@ SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
 # the Docker module's 60 s to remove its target (a nested Docker on vfs) while the other scenario's
 # target was set up. One at a time until the destroy's timeout or the pairing allows for that.
 MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "1")))
+# The Hub stand-in of the lab (tests/lab/lab.sh: a copy of tests/lab/hub/repos, laid anew at each up).
+HUB = "http://127.0.0.1:5090"
+HUB_ROOT = os.path.join(os.environ.get("LAB_DIR", os.path.join(REPO, ".lab")), "hub", "repos")
+# The models the lab fleet serves, each pinned to its first commit (inventories/lab/group_vars).
+LAB_MODELS = ("RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
 # The lab fleet's hosts and the profiles their inventory groups choose.
 FLEET = {"lab-spark": "gb10-nvfp4-mtp-throughput", "lab-spark-2": "gb10-nvfp4-mtp-throughput",
          "lab-g7e": "g7e-fp8-sglang-eagle"}
@@ -74,18 +83,43 @@ def recap(output):
     return hosts
 
 
+def hub_head(model):
+    with urllib.request.urlopen("%s/api/models/%s/revision/main" % (HUB, model), timeout=10) as answer:
+        return json.loads(answer.read())["sha"]
+
+
+def upstream_commit(model):
+    """A new commit on the stand-in, as a re-upload upstream makes one: the last commit's files with
+    its README changed, as the directory after it (the stand-in reads it on the next request)."""
+    repo = os.path.join(HUB_ROOT, model)
+    last = max(int(name) for name in os.listdir(repo) if name.isdigit())
+    new = os.path.join(repo, str(last + 1))
+    shutil.copytree(os.path.join(repo, str(last)), new)
+    with open(os.path.join(new, "README.md"), "a", encoding="utf-8") as handle:
+        handle.write("\nRe-uploaded upstream (tests/lab/test_molecule.py).\n")
+    return new
+
+
 @pytest.mark.xdist_group("lab_fleet")  # the same worker as the other tests of inventories/lab's hosts
 def test_demo_converges_the_fleet_then_changes_nothing():
     result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab",
                            "tests/lab/fleet.yml"], timeout=600)
     assert result.returncode == 0, tail(result)
-    outputs = []
-    for attempt in ("first", "second"):
-        result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab", "site.yml"],
-                              timeout=1800)
-        print("site.yml (%s run): %.0f s" % (attempt, seconds))
-        assert result.returncode == 0, tail(result)
-        outputs.append(result.stdout)
+    outputs, added = [], []
+    try:
+        for attempt in ("first", "second"):
+            if attempt == "second":  # upstream moves on between the two runs
+                heads = {model: hub_head(model) for model in LAB_MODELS}
+                added = [upstream_commit(model) for model in LAB_MODELS]
+                assert all(hub_head(model) != heads[model] for model in LAB_MODELS), "the stand-in's head did not move"
+            result, seconds = run([os.path.join(BIN, "ansible-playbook"), "-i", "inventories/lab", "site.yml"],
+                                  timeout=1800)
+            print("site.yml (%s run): %.0f s" % (attempt, seconds))
+            assert result.returncode == 0, tail(result)
+            outputs.append(result.stdout)
+    finally:
+        for directory in added:
+            shutil.rmtree(directory)
     hosts = recap(outputs[1])
     for host in FLEET:
         assert hosts[host]["failed"] == 0 and hosts[host]["unreachable"] == 0
