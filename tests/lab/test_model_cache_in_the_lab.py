@@ -128,8 +128,11 @@ def refused_unchanged(host, port, before, *expected):
     assert result.returncode != 0, text[-3000:]
     for part in expected:
         assert part in text, (part, text[-3000:])
-    # Refused before the server role: no container change, no other task of it ran.
-    assert "inferops.serving.server : " not in text, text[-3000:]
+    # Refused by the model cache's verification, before the server role's tasks (preflight plans
+    # with the server role's resolve entry point; nothing of the server role runs after the refusal).
+    verify = "TASK [inferops.serving.model_cache : Verify the staged files against the revision's hashes]"
+    assert verify in text, text[-3000:]
+    assert "TASK [inferops.serving.server" not in text.split(verify, 1)[1], text[-3000:]
     assert labkit.container(host)["id"] == before
     assert labkit.serving(port, timeout=10)
 
