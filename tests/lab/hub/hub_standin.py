@@ -117,7 +117,7 @@ class Commit:
 
 
 class Store:
-    """The repositories under ``root``, re-read when a commit directory is added."""
+    """The repositories under ``root``, re-read when a commit directory is added, removed or changed."""
 
     def __init__(self, root):
         self.root = root
@@ -130,7 +130,9 @@ class Store:
         if repo_id.count("/") != 1 or ".." in repo_id.split("/") or not os.path.isdir(directory):
             return None
         names = sorted((n for n in os.listdir(directory) if n.isdigit()), key=int)
-        key = (directory, tuple(names), tuple(os.stat(os.path.join(directory, n)).st_mtime_ns for n in names))
+        # Every file's path, size and mtime: a commit directory removed and another made under the
+        # same number (a copy keeps its source directory's mtime) is read anew, never served stale.
+        key = (directory, tuple(names), tuple(self._files_stat(os.path.join(directory, n)) for n in names))
         with self._lock:
             if key not in self._cache:
                 commits, parent = [], None
@@ -140,6 +142,15 @@ class Store:
                     parent = commit.sha
                 self._cache[key] = commits
             return self._cache[key]
+
+    @staticmethod
+    def _files_stat(commit_dir):
+        found = []
+        for folder, _dirs, files in os.walk(commit_dir):
+            for name in files:
+                stat = os.stat(os.path.join(folder, name))
+                found.append((os.path.relpath(os.path.join(folder, name), commit_dir), stat.st_size, stat.st_mtime_ns))
+        return tuple(sorted(found))
 
     def all_repos(self):
         """Every repository's commits."""

@@ -134,3 +134,26 @@ def test_the_storage_url_serves_ranges_as_a_resumed_download_asks(hub):
     assert hashlib.sha256(whole).hexdigest() == head.headers["X-Linked-Etag"].strip('"')
     lines = [json.loads(line) for line in open(hub["log"], encoding="utf-8")]
     assert any(line["path"].startswith("/lfs/") for line in lines)
+
+
+def test_a_commit_removed_and_made_again_with_other_files_is_read_anew(tmp_path):
+    """A test adds an upstream commit (a copy of the last one, a file changed), removes it, and a
+    later test adds another under the same number: a copy keeps its source directory's mtime, so
+    the stand-in, caching on the directories' mtimes, served the first one's sizes and commit id
+    (the lab's pin test then found the README 10 bytes longer than the manifest said)."""
+    root = tmp_path / "repos"
+    shutil.copytree(os.path.join(HUB_DIR, "repos", *REPO.split("/"), "1"), root / REPO / "1")
+    store = hub_standin.Store(str(root))
+
+    def add(text):
+        new = root / REPO / "2"
+        shutil.copytree(root / REPO / "1", new)
+        with open(new / "README.md", "a", encoding="utf-8") as handle:
+            handle.write(text)
+        return store.repo(REPO)[-1]
+
+    first = add("\nOne re-upload.\n")
+    shutil.rmtree(root / REPO / "2")
+    second = add("\nAnother re-upload, longer.\n")
+    assert second.sha != first.sha
+    assert second.files["README.md"]["size"] == os.path.getsize(root / REPO / "2" / "README.md")
