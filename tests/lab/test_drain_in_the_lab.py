@@ -230,7 +230,7 @@ def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(ro
     """One host drained by hand (as an earlier failed run would leave it): rolling the other is an outage."""
     inventory = rolls["inventory"]
     labkit.exec_on(GATEWAY_HOST, "printf '%s' '{\"hosts\": {\"drain-spark-2\": {\"since\": \"x\", \"by\": \"test\"}}}' "
-                                  "> /var/lib/inferops-gateway/drained.json")
+                                 "> /var/lib/inferops-gateway/drained.json")
     try:
         before = labkit.container("drain-spark-1")["id"]
         overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 4}}})
