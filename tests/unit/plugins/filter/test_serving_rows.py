@@ -40,7 +40,7 @@ def test_the_host_name_wins_over_a_host_key_in_the_summary_and_mappings_of_any_t
     hostvars = MappingProxyType({"spark-01": MappingProxyType({"server_summary": MappingProxyType(
         dict(SERVED, host="stale-name"))})})
     rows = serving_rows_filter(["spark-01"], hostvars)
-    assert rows == [dict(SERVED, host="spark-01")] and type(rows[0]) is dict
+    assert rows == [dict(SERVED, host="spark-01")] and isinstance(rows[0], dict)
 
 
 def test_no_hosts_no_rows():
