@@ -25,10 +25,18 @@ options:
     elements: dict
     required: true
   gateways:
-    description: Each gateway's C(inferops.serving.gateway_routing) result; an empty list changes nothing.
+    description:
+      - Each gateway's C(inferops.serving.gateway_routing) result; an empty list changes nothing.
+      - With O(hostvars), the gateway hosts instead, usually from C(ansible_play_hosts_all).
     type: list
-    elements: dict
+    elements: raw
     required: true
+  hostvars:
+    description:
+      - C(hostvars) (or any mapping of host to its variables). Given, each host of O(gateways) is read
+        for its C(gateway_status) (the gateway role's C(status) entry point sets it); a host without
+        one (not a gateway, or not read in check mode) is left out.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -38,6 +46,11 @@ EXAMPLES = r"""
              | inferops.serving.routing_rows(gateways) | inferops.serving.summary_table }}"
   vars:
     gateways: "{{ groups['gateway'] | default([]) | map('extract', hostvars, 'gateway_status') | select('defined') | list }}"
+
+- name: Print each gateway's row, read from the gateway_status of the hosts of the play
+  ansible.builtin.debug:
+    msg: "{{ [] | inferops.serving.routing_rows(ansible_play_hosts_all, hostvars) | inferops.serving.summary_table }}"
+  run_once: true
 """
 
 RETURN = r"""
@@ -51,7 +64,9 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing 
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
 
 
-def _routing_rows(rows, gateways):
+def _routing_rows(rows, gateways, hostvars=None):
+    if hostvars is not None:
+        gateways = [(hostvars.get(str(host)) or {}).get("gateway_status") for host in gateways or []]
     return routing_rows(plain(rows) or [], plain(gateways) or [])
 
 

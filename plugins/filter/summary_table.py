@@ -64,12 +64,7 @@ EXAMPLES = r"""
   run_once: true
   delegate_to: localhost
   vars:
-    rows: >-
-      {%- set table = namespace(rows=[]) -%}
-      {%- for host in ansible_play_hosts_all -%}
-      {%- set table.rows = table.rows + [hostvars[host].server_summary | default({}) | combine({'host': host})] -%}
-      {%- endfor -%}
-      {{ table.rows }}
+    rows: "{{ ansible_play_hosts_all | inferops.serving.serving_rows(hostvars) }}"
 """
 
 RETURN = r"""

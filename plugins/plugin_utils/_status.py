@@ -13,9 +13,12 @@ host differs from its plan; a host with drift, or one that does not answer, is n
 
 ``unread_status`` is the row of a host that could not be read at all (unreachable, or a read
 failed), and ``fleet_status`` gives every host of the play a row, so one dead host never hides
-the others (the reason it is dead is in its row).
+the others (the reason it is dead is in its row). ``serving_rows`` does the same for site.yml's
+summary, from what the server role recorded of each host's converge.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_max, metric_sum
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
@@ -165,4 +168,18 @@ def fleet_status(hosts, statuses):
         if not isinstance(status, dict):
             status = {"host": host, "ok": False, "state": UNREAD, "drift": [], "problems": [UNREAD], "details": {}}
         rows.append(status)
+    return rows
+
+
+def serving_rows(hosts, summaries):
+    """One summary row per host of ``hosts``, in order: a copy of its ``server_summary`` with ``host``
+    set, or ``{host}`` alone where it has none (the summary table shows that host as NOT SERVED).
+
+    ``summaries`` maps a host to its ``server_summary``; a host that failed or was not reached
+    before the server role recorded one has None or no entry.
+    """
+    rows = []
+    for host in hosts:
+        summary = summaries.get(host)
+        rows.append(dict(summary if isinstance(summary, Mapping) else {}, host=host))
     return rows
