@@ -162,23 +162,60 @@ def test_the_plan_refuses_a_misplaced_secret_before_quoting_it(overrides, named)
         assert leaked not in message
 
 
-def test_a_refusal_quoting_a_token_shape_is_scrubbed():
-    """image.tag is no secret's place: the launch script refuses its newline, quoting the value; the
-    deployment lookup scrubs every refusal it raises."""
+NOT_SHOWN = "expected a single-line value without control characters (remove it; value not shown)"
+
+
+def test_a_refusal_of_a_value_in_no_secret_place_does_not_quote_it():
+    """image.tag is no secret's place: the launch script refused its newline quoting the value (the
+    deployment lookup's scrub masked the token); it now says where the newline is, and the lookup
+    still scrubs every refusal it raises."""
     from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
     with pytest.raises(p.ProfileError) as exc:
         plan("gb10-nvfp4-mtp-latency", {}, overrides={"image": {"tag": "v1\n" + TOKEN}})
-    assert "image.tag" in str(exc.value) and TOKEN[:12] in str(exc.value)
-    assert TOKEN[:12] not in s.scrub(exc.value)
+    assert str(exc.value) == ("launch script field image.tag: the value contains a newline at character 3 of 42; "
+                              + NOT_SHOWN)
     with open(plan.__code__.co_filename.replace("plugin_utils/_deployment.py", "lookup/deployment.py"),
               encoding="utf-8") as handle:
         assert "raise AnsibleLookupError(scrub(exc))" in handle.read()
+
+
+# Issue 25, finding 5 (audit): a secret of another shape than a Hugging Face token, under a name
+# that is no secret's, was quoted whole by the launch script's refusal of its newline.
+@pytest.mark.parametrize("overrides, secret, message", [
+    ({"args": {"served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc\nx"}}, "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc",
+     "launch script field args.served-model-name: the value contains a newline at character 29 of 30; " + NOT_SHOWN),
+    ({"env": {"MY_DB_URL": "postgres://u:p4ss@db/x\n"}}, "postgres://u:p4ss@db/x",
+     "launch script field env.MY_DB_URL: the value contains a newline at character 23 of 23; " + NOT_SHOWN),
+])
+def test_a_secret_of_any_shape_under_an_innocent_name_appears_nowhere_in_the_refusal(overrides, secret, message):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
+    assert str(exc.value) == message
+    for leaked in (secret, secret[:12], secret[-8:], "p4ss", "4f9Qw2"):
+        assert leaked not in str(exc.value)
 
 
 @pytest.mark.parametrize("text, shown", [
     ("got 'hf_aB3aB3aB3aB3...'", "got 'hf_<redacted>...'"),
     ("token %s here" % TOKEN, "token hf_<redacted> here"),
     ("args.hf_overrides and hf_config_path", "args.hf_overrides and hf_config_path"),
+    ("key sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc, sk-proj-Ab_12-Cd34Ef56", "key sk-<redacted>, sk-proj-<redacted>"),
+    ("sk-ant-api03-Xy9_Zw8-Vu7Ts6Rq5", "sk-ant-<redacted>"),
+    ("ghp_%s gho_%s ghs_%s github_pat_11AB_%s" % (("A1b2" * 9,) * 4),
+     "ghp_<redacted> gho_<redacted> ghs_<redacted> github_pat_<redacted>"),
+    ("glpat-Ab12Cd34Ef56Gh78Ij90 xoxb-1234567890-abcDEF123456 xoxp-12-34-56-78abcdef",
+     "glpat-<redacted> xoxb-<redacted> xoxp-<redacted>"),
+    ("AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A", "AKIA<redacted> and ASIA<redacted>"),
+    ("Authorization: Bearer abc.DEF-123_xyz/+=", "Authorization: Bearer <redacted>"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP", "eyJ<redacted>"),
+    ("postgres://u:p4ss@db/x, https://bot:ghp_A1b2A1b2A1b2@git.example/r.git",
+     "postgres://u:<redacted>@db/x, https://bot:<redacted>@git.example/r.git"),
+    # a repr'd newline right before a token; a cut token (8 characters past its prefix) is one too
+    ("got 'x\\nsk-live-4f9Qw2Lx8Z...'", "got 'x\\nsk-<redacted>...'"),
+    # not secrets: words, flags, a URL without a password, a short id
+    ("task-runner-12345678 disk-cache-size args.sk-x --ghp-mode xoxo-abc http://host:8000/v1 AKIA1",
+     "task-runner-12345678 disk-cache-size args.sk-x --ghp-mode xoxo-abc http://host:8000/v1 AKIA1"),
 ])
 def test_scrub(text, shown):
     assert s.scrub(text) == shown
