@@ -450,15 +450,21 @@ def validate_spec_text(spec, profile=None):
     """Refuse, naming the field, any value of ``spec``/``profile`` that the launch script cannot hold
     on one line: every free-text field must be a single line (no newline, CR, NUL or other control
     character) and every list or mapping of the right type; no value over
-    ``_validate.MAX_VALUE_BYTES``. A message says where a control character is, never the text; a
-    name or a wrong type is quoted through ``quoted`` (secret shapes masked). Returns None.
+    ``_validate.MAX_VALUE_BYTES``, and docker run's values (the engine's argv and env among them)
+    not over ``_validate.MAX_TOTAL_BYTES`` in all. A message says where a control character is,
+    never the text; a name or a wrong type is quoted through ``quoted`` (secret shapes masked).
+    Returns None.
     """
-    def text(field, value):
+    words = []  # (field, value) of each docker run word, for the total
+
+    def text(field, value, counted=True):
         if isinstance(value, (Mapping, list, tuple)):
             raise ProfileError("launch script field %s: got a %s; expected a single-line value"
                                % (field, type(value).__name__))
         _validate.single_line(value, "launch script field " + field, error=ProfileError,
                               max_bytes=_validate.MAX_VALUE_BYTES)
+        if counted:  # the header is comments; secret_env names are not rendered
+            words.append((field, value))
 
     if not isinstance(spec, Mapping):
         raise ProfileError("launch_script needs a launch spec mapping, not a %s" % type(spec).__name__)
@@ -467,7 +473,7 @@ def validate_spec_text(spec, profile=None):
             raise ProfileError("launch_script's profile must be a mapping, not a %s" % type(profile).__name__)
         for field, value in _header_fields(profile):
             if value is not None:
-                text(field, value)
+                text(field, value, counted=False)
     text("name (server_container_name)", spec.get("name"))
     text("image", spec.get("image"))
     for key in ("ipc_mode", "network_mode", "restart_policy", "log_driver"):
@@ -489,7 +495,7 @@ def validate_spec_text(spec, profile=None):
                 text(field, word)
         else:
             for index, value in enumerate(values):
-                text("%s[%d]" % (key, index), value)
+                text("%s[%d]" % (key, index), value, counted=key != "secret_env")
     for key, names in (("env", "env"), ("labels", "labels"), ("log_options", "log_options")):
         mapping = _validate.mapping(spec.get(key), "launch script field " + key, error=ProfileError)
         for name, value in mapping.items():
@@ -501,6 +507,7 @@ def validate_spec_text(spec, profile=None):
     for index, name in enumerate(spec.get("secret_env") or []):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise ProfileError("launch script field secret_env[%d]: %s is not an env var name" % (index, quoted(name)))
+    _validate.total_size(words, "launch script docker run (the engine's argv and env)", error=ProfileError)
 
 
 def launch_script(spec, profile=None):

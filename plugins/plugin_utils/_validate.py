@@ -33,6 +33,11 @@ _CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "
 # argument over MAX_ARG_STRLEN (128 KiB) with "argument list too long"; half of it leaves room for
 # a flag or NAME= in the same word, and any real flag value or label is far shorter.
 MAX_VALUE_BYTES = 64 * 1024
+# The most the launch passes in all: docker run's words (the engine's argv and env among them).
+# Linux refuses an exec whose arguments and environment together pass ARG_MAX (a quarter of the
+# stack limit, 2 MiB by default) with the same "argument list too long"; a quarter of it leaves
+# room for the caller's own environment, and any real launch is a few KiB.
+MAX_TOTAL_BYTES = 512 * 1024
 
 
 class ValidationError(ValueError):
@@ -96,6 +101,28 @@ def single_line(value, var, error=ValidationError, max_bytes=None):
                     "control characters (remove it; value not shown)"
                     % (var, control_character(bad.group(0)), bad.start() + 1, len(text)))
     return text
+
+
+def size(value):
+    """The bytes ``value`` takes as one exec argument: its UTF-8 and the terminating NUL."""
+    return len(str(value).encode("utf-8", "surrogatepass")) + 1
+
+
+def total_size(fields, var, error=ValidationError, max_bytes=MAX_TOTAL_BYTES):
+    """The total ``size`` of ``fields`` (``(name, value)`` pairs), refused over ``max_bytes`` naming
+    the total, the limit and the three largest fields by size (never a value)."""
+    sizes = {}
+    for name, value in fields:
+        sizes[name] = sizes.get(name, 0) + size(value)
+    total = sum(sizes.values())
+    if total > max_bytes:
+        largest = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))[:3]
+        raise error("%s: the values total %d bytes; expected at most %d bytes in all (Linux refuses an exec "
+                    "whose arguments and environment pass ARG_MAX, 2 MiB by default, with 'argument list too "
+                    "long'); the largest: %s: shorten them, or put them in files and mount them "
+                    "(server_extra_volumes)"
+                    % (var, total, max_bytes, ", ".join("%s (%d bytes)" % item for item in largest)))
+    return total
 
 
 def container_name(value, var="server_container_name", error=ValidationError):

@@ -247,6 +247,27 @@ def test_the_rescue_keeps_the_failed_message_through_the_filter():
     assert text.count("ansible_failed_result | inferops.serving.failure_message(task=ansible_failed_task)") == 2
 
 
+def test_a_launch_over_the_total_limit_is_refused_before_any_host_naming_the_largest():
+    """Issue 25, finding 9 (audit): each value was bounded (64 KiB), their total was not: ten values
+    under the bound made a 600 KB docker run, which Linux refuses ('argument list too long')."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    args = {"served-model-name": "a" * 60000, "chat-template": "b" * 60001}
+    args.update(("override-%d" % i, "c" * (59990 - i)) for i in range(8))
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides={"args": args, "env": {"NOTE": "d" * 1000}})
+    message = str(exc.value)
+    total = int(message.split(" the values total ", 1)[1].split(" ", 1)[0])
+    assert 600000 + 1000 < total < 600000 + 1000 + 2000  # the values, and the rest of a real launch
+    assert message == (
+        "launch script docker run (the engine's argv and env): the values total %d bytes; expected at most 524288 "
+        "bytes in all (Linux refuses an exec whose arguments and environment pass ARG_MAX, 2 MiB by default, with "
+        "'argument list too long'); the largest: args.chat-template (60002 bytes), args.served-model-name (60001 "
+        "bytes), args.override-0 (59991 bytes): shorten them, or put them in files and mount them "
+        "(server_extra_volumes)" % total)
+    args = {"served-model-name": "a" * 60000, "chat-template": "b" * 60000}
+    assert plan("gb10-nvfp4-mtp-latency", {}, overrides={"args": args})["script"]
+
+
 def test_a_secret_over_the_env_file_line_limit_is_refused_without_showing_it():
     """Issue 25, finding 9: docker run --env-file fails on a line over 64 KiB ('token too long')."""
     longest = "k" * (s.ENV_FILE_LINE_MAX - len("HF_TOKEN="))

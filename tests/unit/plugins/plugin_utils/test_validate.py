@@ -139,6 +139,18 @@ def test_a_secret_is_masked_before_describe_cuts_it_short():
     assert "Z9" not in text
 
 
+def test_total_size_names_the_total_the_limit_and_the_three_largest():
+    fields = [("a", "x" * 99), ("b", "x" * 299), ("c", "x" * 199), ("d", "x" * 9), ("b", "x" * 9)]
+    assert v.total_size(fields, "launch", max_bytes=620) == 620
+    with pytest.raises(v.ValidationError) as err:
+        v.total_size(fields, "launch", max_bytes=619)
+    assert str(err.value) == (
+        "launch: the values total 620 bytes; expected at most 619 bytes in all (Linux refuses an exec whose "
+        "arguments and environment pass ARG_MAX, 2 MiB by default, with 'argument list too long'); the largest: "
+        "b (310 bytes), c (200 bytes), a (100 bytes): shorten them, or put them in files and mount them "
+        "(server_extra_volumes)")
+
+
 def test_describe_is_short():
     assert len(v.describe("x" * 1000)) < 80
 
