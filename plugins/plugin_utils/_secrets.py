@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 # A Hugging Face user access token in a value (hf_ and 30+ letters/digits) is a leaked token; scrub
 # masks every secret shape in a message (the shapes live in _secret_shapes, which modules can use).
-from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import HF_TOKEN_VALUE_RE, scrub
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import HF_TOKEN_VALUE_RE, quoted, scrub
 from ansible_collections.inferops.serving.plugins.plugin_utils._engine_catalog import CatalogError, version_in
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -235,8 +235,8 @@ def validate_secrets(secrets, var=CHANNEL):
     clean = {}
     for name, value in secrets.items():
         if not isinstance(name, str) or not ENV_NAME_RE.fullmatch(name):
-            raise ProfileError("%s: key %r is not an env var name; expected letters, digits and '_', not "
-                               "starting with a digit" % (var, name))
+            raise ProfileError("%s: key %s is not an env var name; expected letters, digits and '_', not "
+                               "starting with a digit" % (var, quoted(name)))
         if value is None or value == "":
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int)):

@@ -196,6 +196,19 @@ def test_a_secret_of_any_shape_under_an_innocent_name_appears_nowhere_in_the_ref
         assert leaked not in str(exc.value)
 
 
+def test_a_secret_pasted_where_a_name_or_a_revision_goes_is_masked_in_the_refusal():
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _weights as weights
+    with pytest.raises(p.ProfileError) as err:
+        s.validate_secrets({"sk-proj-Ab12Cd34Ef56Gh78": "x"})
+    assert str(err.value) == ("server_secrets: key 'sk-proj-<redacted>' is not an env var name; expected letters, "
+                              "digits and '_', not starting with a digit")
+    assert weights.revision_problem("https://u:p4ss@hf.example/x") == (
+        "error", "'https://u:<redacted>@hf.example/x' is neither a commit id nor a valid branch or tag name")
+    assert weights.revision_problem("glpat-Ab12Cd34Ef56") == (
+        "warning", "'glpat-<redacted>' is a branch or tag name: it moves when the repository gets a new commit, so "
+                   "two hosts deployed a week apart may load different weights")
+
+
 @pytest.mark.parametrize("text, shown", [
     ("got 'hf_aB3aB3aB3aB3...'", "got 'hf_<redacted>...'"),
     ("token %s here" % TOKEN, "token hf_<redacted> here"),
