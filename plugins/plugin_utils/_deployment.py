@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_by_label, metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import quoted
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
@@ -194,11 +195,11 @@ def derive_expect(profile, overrides=None):
                 continue
             if key not in override_expect and _set_by_override(engine, source, overrides):
                 superseded.append(key)
-                sources[key] = "%s (inventory override; the profile expected %r)" % (source, value)
+                sources[key] = "%s (inventory override; the profile expected %s)" % (source, quoted(value))
                 continue
-            conflicts.append("expect.%s: %r contradicts %s = %r. The flag decides what the engine selects: "
+            conflicts.append("expect.%s: %s contradicts %s = %s. The flag decides what the engine selects: "
                              "remove expect.%s (from the profile or server_profile_overrides.expect), or change "
-                             "the flag" % (key, value, source, wanted, key))
+                             "the flag" % (key, quoted(value), source, quoted(wanted), key))
             continue
         if value is None:
             continue
@@ -221,8 +222,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     refuse_secrets(profile, overrides)
     engine = profile.get("engine")
     if engine not in engines.ENGINES:
-        raise ProfileError("profile %s: engine %r is not one of %s"
-                           % (profile.get("name"), engine, ", ".join(sorted(engines.ENGINES))))
+        raise ProfileError("profile %s: engine %s is not one of %s"
+                           % (profile.get("name"), quoted(engine), ", ".join(sorted(engines.ENGINES))))
     expect, sources, superseded = derive_expect(profile, overrides)
     if superseded:
         # The resolved profile (what a rollback rebuilds) no longer states what the flag decides.

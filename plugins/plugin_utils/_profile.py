@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 import yaml
 
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import quoted, scrub
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import ENGINES, flag_key
@@ -235,8 +236,8 @@ def render_args(args):
             continue
         name = str(flag).lstrip("-")
         if not isinstance(flag, str) or not _FLAG_NAME_RE.fullmatch(name):
-            raise ProfileError("args: %r is not a flag name; expected letters, digits, '-', '_' or '.' (e.g. "
-                               "max-num-seqs), with the value as the entry's value" % (flag,))
+            raise ProfileError("args: %s is not a flag name; expected letters, digits, '-', '_' or '.' (e.g. "
+                               "max-num-seqs), with the value as the entry's value" % quoted(flag))
         argv.append("--" + name)
         if value is not True:
             argv.append(render_value(value))
@@ -256,8 +257,8 @@ def container_argv(profile):
     """The container's command: the engine's launcher, the model, then the profile's args."""
     engine_name = profile.get("engine")
     if engine_name not in ENGINES:
-        raise ProfileError("profile %s: engine %r is not one of %s"
-                           % (profile.get("name"), engine_name, ", ".join(sorted(ENGINES))))
+        raise ProfileError("profile %s: engine %s is not one of %s"
+                           % (profile.get("name"), quoted(engine_name), ", ".join(sorted(ENGINES))))
     engine = ENGINES[engine_name]
     model = profile.get("model")
     if not model:
@@ -324,7 +325,7 @@ def launch_spec(profile, options=None):
                            % (", ".join(unknown), ", ".join(sorted(LAUNCH_DEFAULTS))))
     opts.update({k: v for k, v in (options or {}).items() if v is not None})
     if opts["network_mode"] not in ("bridge", "host"):
-        raise ProfileError("network_mode must be bridge or host, not %r" % opts["network_mode"])
+        raise ProfileError("network_mode must be bridge or host, not %s" % quoted(opts["network_mode"]))
     inner_port = engine_port(profile)
     port = int(opts["port"] or inner_port)
     if opts["network_mode"] == "host" and port != inner_port:
@@ -399,16 +400,19 @@ def argv_digest(profile, argv=None):
 
 
 def _q(word):
-    """One shell word, single-quoted where needed; NUL (which no word can carry) is refused."""
+    """One shell word, single-quoted where needed; NUL (which no word can carry) is refused (where,
+    not the word: it may be a secret's)."""
     text = str(word)
     if "\x00" in text:
-        raise ProfileError("a launch script word contains a NUL character: %r" % text.replace("\x00", "\\0")[:60])
+        raise ProfileError("a launch script word contains a NUL character at character %d of %d (value not shown)"
+                           % (text.index("\x00") + 1, len(text)))
     return shlex.quote(text)
 
 
 def _shown(name):
-    """A flag name as a message shows it: a newline or other control character escaped, so that
-    the refusal names it on one line."""
+    """A name (a flag's, a label's) as a message shows it: on one line (a control character
+    escaped), any secret shape in it masked."""
+    name = scrub(name)
     return name if name.isprintable() else repr(name)[1:-1]
 
 
@@ -443,16 +447,24 @@ def _header_fields(profile):
 
 
 def validate_spec_text(spec, profile=None):
-    """Refuse, naming the field, any value of ``spec``/``profile`` that the launch script cannot
-    hold on one line: every free-text field must be a single line (no newline, CR, NUL or other
-    control character) and every list or mapping of the right type. Returns None.
+    """Refuse, naming the field, any value of ``spec``/``profile`` that the launch script cannot hold
+    on one line: every free-text field must be a single line (no newline, CR, NUL or other control
+    character) and every list or mapping of the right type; no value over
+    ``_validate.MAX_VALUE_BYTES``, and docker run's values (the engine's argv and env among them)
+    not over ``_validate.MAX_TOTAL_BYTES`` in all. A message says where a control character is,
+    never the text; a name or a wrong type is quoted through ``quoted`` (secret shapes masked).
+    Returns None.
     """
-    def text(field, value):
+    words = []  # (field, value) of each docker run word, for the total
+
+    def text(field, value, counted=True):
         if isinstance(value, (Mapping, list, tuple)):
             raise ProfileError("launch script field %s: got a %s; expected a single-line value"
                                % (field, type(value).__name__))
         _validate.single_line(value, "launch script field " + field, error=ProfileError,
                               max_bytes=_validate.MAX_VALUE_BYTES)
+        if counted:  # the header is comments; secret_env names are not rendered
+            words.append((field, value))
 
     if not isinstance(spec, Mapping):
         raise ProfileError("launch_script needs a launch spec mapping, not a %s" % type(spec).__name__)
@@ -461,7 +473,7 @@ def validate_spec_text(spec, profile=None):
             raise ProfileError("launch_script's profile must be a mapping, not a %s" % type(profile).__name__)
         for field, value in _header_fields(profile):
             if value is not None:
-                text(field, value)
+                text(field, value, counted=False)
     text("name (server_container_name)", spec.get("name"))
     text("image", spec.get("image"))
     for key in ("ipc_mode", "network_mode", "restart_policy", "log_driver"):
@@ -470,7 +482,8 @@ def validate_spec_text(spec, profile=None):
         text("env_file", spec["env_file"])
     retries = spec.get("restart_retries")
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ProfileError("launch script field restart_retries: got %r; expected a whole number >= 0" % (retries,))
+        raise ProfileError("launch script field restart_retries: got %s; expected a whole number >= 0"
+                           % quoted(retries))
     for key in ("published_ports", "volumes", "command", "secret_env"):
         values = _validate.str_list(spec.get(key), "launch script field " + key, error=ProfileError) \
             if key != "command" else spec.get("command")
@@ -482,18 +495,19 @@ def validate_spec_text(spec, profile=None):
                 text(field, word)
         else:
             for index, value in enumerate(values):
-                text("%s[%d]" % (key, index), value)
+                text("%s[%d]" % (key, index), value, counted=key != "secret_env")
     for key, names in (("env", "env"), ("labels", "labels"), ("log_options", "log_options")):
         mapping = _validate.mapping(spec.get(key), "launch script field " + key, error=ProfileError)
         for name, value in mapping.items():
             if key == "env" and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-                raise ProfileError("launch script field env: %r is not an env var name; expected letters, digits "
-                                   "and '_' (no '=', no spaces)" % name)
-            text("%s key %r" % (names, name[:40]), name)
-            text("%s.%s" % (names, name), value)
+                raise ProfileError("launch script field env: %s is not an env var name; expected letters, digits "
+                                   "and '_' (no '=', no spaces)" % quoted(name))
+            text("%s key %s" % (names, quoted(name, limit=40)), name)
+            text("%s.%s" % (names, _shown(name)), value)
     for index, name in enumerate(spec.get("secret_env") or []):
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise ProfileError("launch script field secret_env[%d]: %r is not an env var name" % (index, name))
+            raise ProfileError("launch script field secret_env[%d]: %s is not an env var name" % (index, quoted(name)))
+    _validate.total_size(words, "launch script docker run (the engine's argv and env)", error=ProfileError)
 
 
 def launch_script(spec, profile=None):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import yaml
 
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import quoted, scrub
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _kernel_support as kernels
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights as weights
@@ -206,9 +207,9 @@ def check_flag_value(ctx):
             if entry.value is not True:
                 negation = (" or `%s: true`" % spec["negations"][0].lstrip("-")) if spec["negations"] else ""
                 upper = ctx.upper_flag(entry.canonical)
-                yield ctx.lacks("%s takes no value in %s (an on/off flag) but has the value %r, which the engine "
+                yield ctx.lacks("%s takes no value in %s (an on/off flag) but has the value %s, which the engine "
                                 "reads as a stray argument; write `%s: true`%s"
-                                % (entry.written, ctx.engine_label, entry.value, entry.flag, negation),
+                                % (entry.written, ctx.engine_label, quoted(entry.value), entry.flag, negation),
                                 upper_has=bool(upper and upper["value"] != "none"))
             continue
         if entry.value is True:
@@ -225,9 +226,10 @@ def check_flag_value(ctx):
         if value in allowed:
             continue
         present = catalog.value_releases(ctx.engine, entry.canonical, entry.value)
-        where = ("%s %s exists in %s, not in %s" % (entry.written, entry.value, _range_note(ctx.engine, present),
+        shown = scrub(entry.value)
+        where = ("%s %s exists in %s, not in %s" % (entry.written, shown, _range_note(ctx.engine, present),
                                                     ctx.engine_label)) if present else \
-            ("%s %s is not a choice of %s" % (entry.written, entry.value, ctx.engine_label))
+            ("%s %s is not a choice of %s" % (entry.written, shown, ctx.engine_label))
         same = catalog.same_meaning(entry.canonical, value, allowed)
         upper = ctx.upper_flag(entry.canonical)
         upper_choices = catalog.choices(upper) if upper else []
@@ -439,7 +441,7 @@ def check_sglang_max_running_requests(ctx):
     entry = ctx.arg("max-running-requests")
     if entry is not None and entry.state:
         yield ("%s %s on a burst profile caps the batch and queues the rest; remove it unless the "
-               "profile is for latency, not burst" % (entry.written, entry.value))
+               "profile is for latency, not burst" % (entry.written, scrub(entry.value)))
 
 
 def _spec_reset_source(ctx):

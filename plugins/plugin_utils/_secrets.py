@@ -21,6 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+# A Hugging Face user access token in a value (hf_ and 30+ letters/digits) is a leaked token; scrub
+# masks every secret shape in a message (the shapes live in _secret_shapes, which modules can use).
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import HF_TOKEN_VALUE_RE, quoted, scrub
 from ansible_collections.inferops.serving.plugins.plugin_utils._engine_catalog import CatalogError, version_in
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -59,12 +62,6 @@ SECRET_FLAGS = {
 _SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:key|token|secret|password|passwd|apikey)$|password|passwd|secret")
 # Flags matching the pattern whose value is not a secret.
 NOT_SECRET_FLAGS = frozenset(("bucket-time-to-first-token", "ssl-keyfile", "speculative-token-map"))
-# A Hugging Face user access token: hf_ and 34 letters/digits (seen anywhere = a leaked token).
-HF_TOKEN_VALUE_RE = re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")
-# What a message masks: the same shape, also a prefix of one (a message may cut a value short).
-# A capital or a digit in it: not a word such as hf_overrides. No word boundary before it: a
-# repr'd newline leaves a backslash and an "n" right before it.
-_HF_TOKEN_SHAPE_RE = re.compile(r"hf_(?=[a-z]*[A-Z0-9])[A-Za-z0-9]{8,}")
 REASON = ("A value in args or env lands in the 0755 launch script, the host's state file, container labels, "
           "docker inspect and the engine's logged arguments; secrets must only travel in the 0600 env file "
           "written from %s (no_log)." % CHANNEL)
@@ -197,12 +194,6 @@ def refuse_secrets(profile, overrides=None):
                            % (profile.get("name"), "; ".join(f["message"] for f in findings), REASON))
 
 
-def scrub(text, mask="hf_<redacted>"):
-    """``text`` with anything shaped like a Hugging Face token (``hf_`` and 8+ letters/digits) masked:
-    for a message that may quote a value the secret checks could not place (a truncated one too)."""
-    return _HF_TOKEN_SHAPE_RE.sub(mask, str(text))
-
-
 def failure_message(result, task=None, limit=2000):
     """What a rescue may keep of a failed task's result: its ``msg`` (else ``stderr``), scrubbed and
     cut to ``limit`` characters; for a ``no_log`` task (``task`` is ``ansible_failed_task``) a fixed
@@ -244,8 +235,8 @@ def validate_secrets(secrets, var=CHANNEL):
     clean = {}
     for name, value in secrets.items():
         if not isinstance(name, str) or not ENV_NAME_RE.fullmatch(name):
-            raise ProfileError("%s: key %r is not an env var name; expected letters, digits and '_', not "
-                               "starting with a digit" % (var, name))
+            raise ProfileError("%s: key %s is not an env var name; expected letters, digits and '_', not "
+                               "starting with a digit" % (var, quoted(name)))
         if value is None or value == "":
             continue
         if isinstance(value, bool) or not isinstance(value, (str, int)):

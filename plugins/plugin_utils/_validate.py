@@ -7,8 +7,10 @@
 """Input validators: each returns the value in its clean form or raises with a one-line message.
 
 Every message names the variable, says what it got and what it expects, so a wrong inventory
-value fails before anything on a host changes (issue 10). The validators are pure; pass
-``error=`` to raise the caller's own exception class (e.g. ``_profile.ProfileError``).
+value fails before anything on a host changes (issue 10). A value is quoted only through
+``describe`` (secret shapes masked, cut short), and not at all where the problem is said
+without it (a control character: which one, where). The validators are pure; pass ``error=`` to
+raise the caller's own exception class (e.g. ``_profile.ProfileError``).
 """
 from __future__ import annotations
 
@@ -16,16 +18,26 @@ import posixpath
 import re
 from collections.abc import Mapping
 
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import quoted
+
 # Docker's container name grammar (daemon/names: restrictedNameChars), without the optional "/".
 CONTAINER_NAME_RE = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
 # A profile (or extends) name is a plain file name under a profiles directory, never a path.
 PROFILE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Characters that end a line or a shell word where a single-line value is expected.
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+_CONTROL_NAMES = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL character",
+                  "\u2028": "a line separator (U+2028)", "\u2029": "a paragraph separator (U+2029)",
+                  "\u0085": "a next-line character (U+0085)"}
 # The longest value the launch script passes as one docker run argument. Linux refuses a single
 # argument over MAX_ARG_STRLEN (128 KiB) with "argument list too long"; half of it leaves room for
 # a flag or NAME= in the same word, and any real flag value or label is far shorter.
 MAX_VALUE_BYTES = 64 * 1024
+# The most the launch passes in all: docker run's words (the engine's argv and env among them).
+# Linux refuses an exec whose arguments and environment together pass ARG_MAX (a quarter of the
+# stack limit, 2 MiB by default) with the same "argument list too long"; a quarter of it leaves
+# room for the caller's own environment, and any real launch is a few KiB.
+MAX_TOTAL_BYTES = 512 * 1024
 
 
 class ValidationError(ValueError):
@@ -33,7 +45,8 @@ class ValidationError(ValueError):
 
 
 def describe(value, limit=60):
-    """What a value is, for a message: its kind and a short repr (``a string '/data:/data'``)."""
+    """What a value is, for a message: its kind and a short repr (``a string '/data:/data'``), every
+    secret shape in it masked (``_secret_shapes.quoted``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -50,10 +63,7 @@ def describe(value, limit=60):
         kind = "a list"
     else:
         kind = "a %s" % type(value).__name__
-    text = repr(str(value) if isinstance(value, str) else _plainish(value))
-    if len(text) > limit:
-        text = text[:limit - 3] + "..."
-    return "%s %s" % (kind, text)
+    return "%s %s" % (kind, quoted(str(value) if isinstance(value, str) else _plainish(value), limit))
 
 
 def _plainish(value):
@@ -68,9 +78,15 @@ def _fail(error, var, value, expects):
     raise error("%s: got %s; expected %s" % (var, describe(value), expects))
 
 
+def control_character(char):
+    """A control character as a message names it: ``a newline``, ``a tab``, ``the control character U+001B``."""
+    return _CONTROL_NAMES.get(char, "the control character U+%04X" % ord(char))
+
+
 def single_line(value, var, error=ValidationError, max_bytes=None):
     """``value`` as a string without control characters (no newline, CR, tab, NUL, ...), and of at
-    most ``max_bytes`` bytes in UTF-8 when given (the message gives the size, never the value)."""
+    most ``max_bytes`` bytes in UTF-8 when given. The message gives the size, or which control
+    character and where, never the value: a secret put under this name by mistake stays unshown."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         _fail(error, var, value, "a single-line string")
     text = str(value)
@@ -81,10 +97,32 @@ def single_line(value, var, error=ValidationError, max_bytes=None):
                     "mount it (server_extra_volumes)" % (var, size, max_bytes))
     bad = _CONTROL_RE.search(text)
     if bad:
-        raise error("%s: got %s, which contains the control character %r at position %d; expected a "
-                    "single-line value without control characters (remove it)"
-                    % (var, describe(text), bad.group(0), bad.start()))
+        raise error("%s: the value contains %s at character %d of %d; expected a single-line value without "
+                    "control characters (remove it; value not shown)"
+                    % (var, control_character(bad.group(0)), bad.start() + 1, len(text)))
     return text
+
+
+def size(value):
+    """The bytes ``value`` takes as one exec argument: its UTF-8 and the terminating NUL."""
+    return len(str(value).encode("utf-8", "surrogatepass")) + 1
+
+
+def total_size(fields, var, error=ValidationError, max_bytes=MAX_TOTAL_BYTES):
+    """The total ``size`` of ``fields`` (``(name, value)`` pairs), refused over ``max_bytes`` naming
+    the total, the limit and the three largest fields by size (never a value)."""
+    sizes = {}
+    for name, value in fields:
+        sizes[name] = sizes.get(name, 0) + size(value)
+    total = sum(sizes.values())
+    if total > max_bytes:
+        largest = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))[:3]
+        raise error("%s: the values total %d bytes; expected at most %d bytes in all (Linux refuses an exec "
+                    "whose arguments and environment pass ARG_MAX, 2 MiB by default, with 'argument list too "
+                    "long'); the largest: %s: shorten them, or put them in files and mount them "
+                    "(server_extra_volumes)"
+                    % (var, total, max_bytes, ", ".join("%s (%d bytes)" % item for item in largest)))
+    return total
 
 
 def container_name(value, var="server_container_name", error=ValidationError):
@@ -163,8 +201,8 @@ def str_list(value, var, error=ValidationError, example=None):
     if value is None:
         return []
     if isinstance(value, str):
-        raise error("%s: got %s; expected a list of strings, e.g. [%r] (a plain string would be read "
-                    "one character per item)" % (var, describe(value), example or str(value)))
+        raise error("%s: got %s; expected a list of strings, e.g. [%s] (a plain string would be read "
+                    "one character per item)" % (var, describe(value), quoted(example or value)))
     if not isinstance(value, (list, tuple)):
         _fail(error, var, value, "a list of strings")
     for index, item in enumerate(value):

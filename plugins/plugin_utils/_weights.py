@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import quoted
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import arg_value, find_arg, flag_key
 
@@ -39,8 +40,8 @@ def revision_problem(revision):
     """``None`` for a full 40-hex commit; ``("warning", why)`` for a branch or tag name (it moves);
     ``("error", why)`` for anything the Hub cannot resolve to one commit."""
     if isinstance(revision, bool) or not isinstance(revision, str):
-        return ("error", "got %r (a %s); expected the 40-hex commit id as a string (quote it in YAML)"
-                % (revision, type(revision).__name__))
+        return ("error", "got %s (a %s); expected the 40-hex commit id as a string (quote it in YAML)"
+                % (quoted(revision, limit=None), type(revision).__name__))
     if COMMIT_RE.match(revision):
         return None
     if not revision:
@@ -50,9 +51,9 @@ def revision_problem(revision):
     if _HEX_RE.match(revision) and 7 <= len(revision) < 40:
         return ("error", "%r looks like an abbreviated commit; the Hub resolves only the full 40-hex id" % revision)
     if _REF_BAD_RE.search(revision):
-        return ("error", "%r is neither a commit id nor a valid branch or tag name" % revision)
-    return ("warning", "%r is a branch or tag name: it moves when the repository gets a new commit, so two hosts "
-                       "deployed a week apart may load different weights" % revision)
+        return ("error", "%s is neither a commit id nor a valid branch or tag name" % quoted(revision, limit=None))
+    return ("warning", "%s is a branch or tag name: it moves when the repository gets a new commit, so two hosts "
+                       "deployed a week apart may load different weights" % quoted(revision, limit=None))
 
 
 def _release(profile):
@@ -192,8 +193,9 @@ def apply_model_lock(profile, lock, error=ValueError):
         return profile
     if not isinstance(entry, dict) or not isinstance(entry.get("revision"), str) \
             or not COMMIT_RE.match(entry["revision"]):
-        raise error("lock entry models[%r] needs a revision: the 40-hex commit id (got %r)"
-                    % (profile.get("model"), entry if not isinstance(entry, dict) else entry.get("revision")))
+        raise error("lock entry models[%r] needs a revision: the 40-hex commit id (got %s)"
+                    % (profile.get("model"), quoted(entry if not isinstance(entry, dict) else entry.get("revision"),
+                                                    limit=None)))
     pinned = dict(profile, revision=entry["revision"])
     return pinned
 

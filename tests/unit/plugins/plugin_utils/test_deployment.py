@@ -238,11 +238,11 @@ def test_a_record_that_rebuilds_differently_runs_its_recorded_spec():
     ({"port": "-1"}, "server_port: got the string '-1'; expected a port number"),
     ({"network_mode": ""}, "server_network_mode: got the string ''; expected bridge or host"),
     ({"extra_volumes": "/data:/data"}, "server_extra_volumes: got the string '/data:/data'; expected a list of strings"),
-    ({"extra_volumes": ["/a:/a\ntouch x"]}, "server_extra_volumes[0]: got"),
+    ({"extra_volumes": ["/a:/a\ntouch x"]}, "server_extra_volumes[0]: the value contains a newline at character 6 of 13;"),
     ({"labels": ["a"]}, "server_labels: got"),
     ({"model_cache_dir": "cache"}, "server_model_cache_dir: got the string 'cache'; expected an absolute path"),
     ({"engine_cache_dir": "/var/../etc"}, "server_engine_cache_dir: got the string '/var/../etc'; expected an absolute path without '..'"),
-    ({"registry_prefix": "r\n"}, "server_registry_prefix: got"),
+    ({"registry_prefix": "r\n"}, "server_registry_prefix: the value contains a newline at character 2 of 2;"),
     ({"colour": "blue"}, "unknown deployment options colour"),
 ])
 def test_bad_options_name_the_variable(options, message):

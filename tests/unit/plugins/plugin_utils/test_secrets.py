@@ -162,23 +162,73 @@ def test_the_plan_refuses_a_misplaced_secret_before_quoting_it(overrides, named)
         assert leaked not in message
 
 
-def test_a_refusal_quoting_a_token_shape_is_scrubbed():
-    """image.tag is no secret's place: the launch script refuses its newline, quoting the value; the
-    deployment lookup scrubs every refusal it raises."""
+NOT_SHOWN = "expected a single-line value without control characters (remove it; value not shown)"
+
+
+def test_a_refusal_of_a_value_in_no_secret_place_does_not_quote_it():
+    """image.tag is no secret's place: the launch script refused its newline quoting the value (the
+    deployment lookup's scrub masked the token); it now says where the newline is, and the lookup
+    still scrubs every refusal it raises."""
     from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
     with pytest.raises(p.ProfileError) as exc:
         plan("gb10-nvfp4-mtp-latency", {}, overrides={"image": {"tag": "v1\n" + TOKEN}})
-    assert "image.tag" in str(exc.value) and TOKEN[:12] in str(exc.value)
-    assert TOKEN[:12] not in s.scrub(exc.value)
+    assert str(exc.value) == ("launch script field image.tag: the value contains a newline at character 3 of 42; "
+                              + NOT_SHOWN)
     with open(plan.__code__.co_filename.replace("plugin_utils/_deployment.py", "lookup/deployment.py"),
               encoding="utf-8") as handle:
         assert "raise AnsibleLookupError(scrub(exc))" in handle.read()
+
+
+# Issue 25, finding 5 (audit): a secret of another shape than a Hugging Face token, under a name
+# that is no secret's, was quoted whole by the launch script's refusal of its newline.
+@pytest.mark.parametrize("overrides, secret, message", [
+    ({"args": {"served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc\nx"}}, "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc",
+     "launch script field args.served-model-name: the value contains a newline at character 29 of 30; " + NOT_SHOWN),
+    ({"env": {"MY_DB_URL": "postgres://u:p4ss@db/x\n"}}, "postgres://u:p4ss@db/x",
+     "launch script field env.MY_DB_URL: the value contains a newline at character 23 of 23; " + NOT_SHOWN),
+])
+def test_a_secret_of_any_shape_under_an_innocent_name_appears_nowhere_in_the_refusal(overrides, secret, message):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
+    assert str(exc.value) == message
+    for leaked in (secret, secret[:12], secret[-8:], "p4ss", "4f9Qw2"):
+        assert leaked not in str(exc.value)
+
+
+def test_a_secret_pasted_where_a_name_or_a_revision_goes_is_masked_in_the_refusal():
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _weights as weights
+    with pytest.raises(p.ProfileError) as err:
+        s.validate_secrets({"sk-proj-Ab12Cd34Ef56Gh78": "x"})
+    assert str(err.value) == ("server_secrets: key 'sk-proj-<redacted>' is not an env var name; expected letters, "
+                              "digits and '_', not starting with a digit")
+    assert weights.revision_problem("https://u:p4ss@hf.example/x") == (
+        "error", "'https://u:<redacted>@hf.example/x' is neither a commit id nor a valid branch or tag name")
+    assert weights.revision_problem("glpat-Ab12Cd34Ef56") == (
+        "warning", "'glpat-<redacted>' is a branch or tag name: it moves when the repository gets a new commit, so "
+                   "two hosts deployed a week apart may load different weights")
 
 
 @pytest.mark.parametrize("text, shown", [
     ("got 'hf_aB3aB3aB3aB3...'", "got 'hf_<redacted>...'"),
     ("token %s here" % TOKEN, "token hf_<redacted> here"),
     ("args.hf_overrides and hf_config_path", "args.hf_overrides and hf_config_path"),
+    ("key sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc, sk-proj-Ab_12-Cd34Ef56", "key sk-<redacted>, sk-proj-<redacted>"),
+    ("sk-ant-api03-Xy9_Zw8-Vu7Ts6Rq5", "sk-ant-<redacted>"),
+    ("ghp_%s gho_%s ghs_%s github_pat_11AB_%s" % (("A1b2" * 9,) * 4),
+     "ghp_<redacted> gho_<redacted> ghs_<redacted> github_pat_<redacted>"),
+    ("glpat-Ab12Cd34Ef56Gh78Ij90 xoxb-1234567890-abcDEF123456 xoxp-12-34-56-78abcdef",
+     "glpat-<redacted> xoxb-<redacted> xoxp-<redacted>"),
+    ("AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A", "AKIA<redacted> and ASIA<redacted>"),
+    ("Authorization: Bearer abc.DEF-123_xyz/+=", "Authorization: Bearer <redacted>"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP", "eyJ<redacted>"),
+    ("postgres://u:p4ss@db/x, https://bot:ghp_A1b2A1b2A1b2@git.example/r.git",
+     "postgres://u:<redacted>@db/x, https://bot:<redacted>@git.example/r.git"),
+    # a repr'd newline right before a token; a cut token (8 characters past its prefix) is one too
+    ("got 'x\\nsk-live-4f9Qw2Lx8Z...'", "got 'x\\nsk-<redacted>...'"),
+    # not secrets: words, flags, a URL without a password, a short id
+    ("task-runner-12345678 disk-cache-size args.sk-x --ghp-mode xoxo-abc http://host:8000/v1 AKIA1",
+     "task-runner-12345678 disk-cache-size args.sk-x --ghp-mode xoxo-abc http://host:8000/v1 AKIA1"),
 ])
 def test_scrub(text, shown):
     assert s.scrub(text) == shown
@@ -208,6 +258,27 @@ def test_the_rescue_keeps_the_failed_message_through_the_filter():
         text = handle.read()
     assert "ansible_failed_result.msg" not in text
     assert text.count("ansible_failed_result | inferops.serving.failure_message(task=ansible_failed_task)") == 2
+
+
+def test_a_launch_over_the_total_limit_is_refused_before_any_host_naming_the_largest():
+    """Issue 25, finding 9 (audit): each value was bounded (64 KiB), their total was not: ten values
+    under the bound made a 600 KB docker run, which Linux refuses ('argument list too long')."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    args = {"served-model-name": "a" * 60000, "chat-template": "b" * 60001}
+    args.update(("override-%d" % i, "c" * (59990 - i)) for i in range(8))
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {}, overrides={"args": args, "env": {"NOTE": "d" * 1000}})
+    message = str(exc.value)
+    total = int(message.split(" the values total ", 1)[1].split(" ", 1)[0])
+    assert 600000 + 1000 < total < 600000 + 1000 + 2000  # the values, and the rest of a real launch
+    assert message == (
+        "launch script docker run (the engine's argv and env): the values total %d bytes; expected at most 524288 "
+        "bytes in all (Linux refuses an exec whose arguments and environment pass ARG_MAX, 2 MiB by default, with "
+        "'argument list too long'); the largest: args.chat-template (60002 bytes), args.served-model-name (60001 "
+        "bytes), args.override-0 (59991 bytes): shorten them, or put them in files and mount them "
+        "(server_extra_volumes)" % total)
+    args = {"served-model-name": "a" * 60000, "chat-template": "b" * 60000}
+    assert plan("gb10-nvfp4-mtp-latency", {}, overrides={"args": args})["script"]
 
 
 def test_a_secret_over_the_env_file_line_limit_is_refused_without_showing_it():

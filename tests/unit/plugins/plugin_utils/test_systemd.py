@@ -127,7 +127,7 @@ def test_the_serving_unit_gets_no_line_from_server_docker_host():
 
 
 def test_the_plan_refuses_server_docker_host_with_a_newline_before_anything_changes():
-    with pytest.raises(ProfileError, match=r"^server_docker_host: got the string .*control character '\\n'"):
+    with pytest.raises(ProfileError, match=r"^server_docker_host: the value contains a newline at character 28 of 62;"):
         plan("gb10-nvfp4-mtp-latency", {"docker_host": INJECTED})
     assert plan("gb10-nvfp4-mtp-latency", {"docker_host": "tcp://127.0.0.1:2375"})["options"]["docker_host"] \
         == "tcp://127.0.0.1:2375"
