@@ -219,7 +219,7 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     else:
         profile = plain(profile)
     # First: any later message (a launch script field refused) would quote a misplaced secret.
-    refuse_secrets(profile, overrides)
+    refuse_secrets(profile, overrides, labels=options.get("labels"))
     engine = profile.get("engine")
     if engine not in engines.ENGINES:
         raise ProfileError("profile %s: engine %s is not one of %s"

@@ -21,9 +21,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-# A Hugging Face user access token in a value (hf_ and 30+ letters/digits) is a leaked token; scrub
-# masks every secret shape in a message (the shapes live in _secret_shapes, which modules can use).
-from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import HF_TOKEN_VALUE_RE, quoted, scrub
+# A value holding a secret's shape (a Hugging Face, OpenAI, GitHub... token, a URL's password) is a
+# leaked secret whatever its name; scrub masks every such shape in a message (the shapes live in
+# _secret_shapes, which modules can use).
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import (
+    HF_TOKEN_KIND,
+    quoted,
+    scrub,
+    secret_kind,
+)
 from ansible_collections.inferops.serving.plugins.plugin_utils._engine_catalog import CatalogError, version_in
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -62,7 +68,7 @@ SECRET_FLAGS = {
 _SECRET_FLAG_RE = re.compile(r"(?:^|-)(?:key|token|secret|password|passwd|apikey)$|password|passwd|secret")
 # Flags matching the pattern whose value is not a secret.
 NOT_SECRET_FLAGS = frozenset(("bucket-time-to-first-token", "ssl-keyfile", "speculative-token-map"))
-REASON = ("A value in args or env lands in the 0755 launch script, the host's state file, container labels, "
+REASON = ("A value in args, env or a container label lands in the 0755 launch script, the host's state file, container labels, "
           "docker inspect and the engine's logged arguments; secrets must only travel in the 0600 env file "
           "written from %s (no_log)." % CHANNEL)
 SOURCE = "issue 10 (review 2026-11-30, D6 and D14)"
@@ -138,8 +144,8 @@ def secret_findings(profile, overrides=None, profile_dirs=None):
 
     ``profile`` is a loaded profile or a name; ``overrides`` the inventory overrides, applied as the
     lint applies them. Rules: ``secret-in-args`` (a secret flag with a value), ``secret-in-env``
-    (a secret-named env var with a value) and ``secret-value`` (a Hugging Face token anywhere in args
-    or env). Each message names where the value is and the channel to use instead.
+    (a secret-named env var with a value) and ``secret-value`` (a value shaped like a secret, under
+    any name: ``value_findings``). Each message names where the value is and the channel to use instead.
     """
     if isinstance(profile, str):
         profile = load_profile(profile, profile_dirs)
@@ -171,24 +177,38 @@ def secret_findings(profile, overrides=None, profile_dirs=None):
                                                         CHANNEL, name)))
     reported = {f["message"].split(" ", 1)[0] for f in findings}
     for kind, items in (("args", args), ("env", env)):
-        for name, value in items.items():
-            label = "%s.%s" % (kind, str(name).lstrip("-") if kind == "args" else name)
-            if label in reported or value is None:
-                continue
-            if HF_TOKEN_VALUE_RE.search(_text(value)):
-                findings.append(_finding("secret-value", "%s holds what looks like a Hugging Face token (hf_...); "
-                                         "remove it and set %s: {HF_TOKEN: <value>}" % (label, CHANNEL)))
+        findings += value_findings(kind, items, skip=reported)
     return findings
 
 
-def refuse_secrets(profile, overrides=None):
+def value_findings(kind, items, skip=()):
+    """``secret-value`` findings for the entries of ``items`` (args, env or container labels, as
+    ``kind`` says) whose value holds a secret's shape (``secret_kind``: a Hugging Face, OpenAI,
+    Anthropic, GitHub, GitLab, Slack or AWS token, a bearer token, a JWT, a URL's password),
+    whatever the entry's name. Each names the entry, the kind of secret and its channel; the
+    entries named in ``skip`` (already refused by name) are left out."""
+    findings = []
+    for name, value in (items or {}).items():
+        label = "%s.%s" % (kind, str(name).lstrip("-") if kind == "args" else name)
+        if label in skip or value is None:
+            continue
+        shape = secret_kind(_text(value))
+        if shape is None:
+            continue
+        env = "HF_TOKEN" if shape == HF_TOKEN_KIND else (scrub(name) if kind == "env" else "NAME")
+        findings.append(_finding("secret-value", "%s holds what looks like %s; remove it and set %s: {%s: <value>} "
+                                 "in the vault" % (scrub(label), shape, CHANNEL, env)))
+    return findings
+
+
+def refuse_secrets(profile, overrides=None, labels=None):
     """Raise ProfileError, naming each place and its channel (never a value), when ``profile`` (with
-    ``overrides``) holds a secret outside ``server_secrets``.
+    ``overrides``) or the container ``labels`` (``server_labels``) hold a secret outside ``server_secrets``.
 
     The deployment plan calls it first: a later check (a newline refused in the launch script) would
     quote the value, and the plan itself (the launch script, the spec) would carry it into ``-v`` output.
     """
-    findings = secret_findings(profile, overrides)
+    findings = secret_findings(profile, overrides) + value_findings("server_labels", labels)
     if findings:
         raise ProfileError("profile %s: %s (values not shown). %s"
                            % (profile.get("name"), "; ".join(f["message"] for f in findings), REASON))

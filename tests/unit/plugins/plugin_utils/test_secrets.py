@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.serving.plugins.module_utils import _secret_shapes as shapes
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
 from ansible_collections.inferops.serving.plugins.plugin_utils import _profile_lint as lint
@@ -180,20 +181,119 @@ def test_a_refusal_of_a_value_in_no_secret_place_does_not_quote_it():
 
 
 # Issue 25, finding 5 (audit): a secret of another shape than a Hugging Face token, under a name
-# that is no secret's, was quoted whole by the launch script's refusal of its newline.
+# that is no secret's, was quoted whole by the launch script's refusal of its newline; without a
+# newline it was accepted, written into the launch script and the host's files, and shown in the
+# plan at -v. The plan now refuses it by its shape, first, naming the field and the kind of secret.
+SK_LIVE = "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"  # shaped like an API key, not a real one
+DB_URL = "postgres://u:p4ss@db/x"
+
+
+def _refusal(named, kind, env="NAME"):
+    return ("profile gb10-nvfp4-mtp-latency: %s holds what looks like %s; remove it and set server_secrets: "
+            "{%s: <value>} in the vault (values not shown). %s" % (named, kind, env, s.REASON))
+
+
 @pytest.mark.parametrize("overrides, secret, message", [
-    ({"args": {"served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc\nx"}}, "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc",
-     "launch script field args.served-model-name: the value contains a newline at character 29 of 30; " + NOT_SHOWN),
-    ({"env": {"MY_DB_URL": "postgres://u:p4ss@db/x\n"}}, "postgres://u:p4ss@db/x",
-     "launch script field env.MY_DB_URL: the value contains a newline at character 23 of 23; " + NOT_SHOWN),
+    ({"args": {"served-model-name": SK_LIVE + "\nx"}}, SK_LIVE,
+     _refusal("args.served-model-name", "an OpenAI or Anthropic API key (sk-...)")),
+    ({"env": {"MY_DB_URL": DB_URL + "\n"}}, DB_URL,
+     _refusal("env.MY_DB_URL", "a password in a URL (scheme://user:password@host)", "MY_DB_URL")),
+    ({"args": {"served-model-name": SK_LIVE}}, SK_LIVE,
+     _refusal("args.served-model-name", "an OpenAI or Anthropic API key (sk-...)")),
+    ({"env": {"MY_DB_URL": DB_URL}}, DB_URL,
+     _refusal("env.MY_DB_URL", "a password in a URL (scheme://user:password@host)", "MY_DB_URL")),
+    ({"args": {"kv-transfer-config": {"url": "redis://:p4ss@cache:6379/0"}}}, "redis://:p4ss@cache",
+     _refusal("args.kv-transfer-config", "a password in a URL (scheme://user:password@host)")),
 ])
-def test_a_secret_of_any_shape_under_an_innocent_name_appears_nowhere_in_the_refusal(overrides, secret, message):
+def test_a_secret_of_any_shape_under_an_innocent_name_is_refused_first_and_appears_nowhere(overrides, secret, message):
     from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
     with pytest.raises(p.ProfileError) as exc:
         plan("gb10-nvfp4-mtp-latency", {}, overrides=overrides)
     assert str(exc.value) == message
     for leaked in (secret, secret[:12], secret[-8:], "p4ss", "4f9Qw2"):
         assert leaked not in str(exc.value)
+
+
+def test_a_secret_in_a_container_label_is_refused_first():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    token = "ghp_" + "A1b2" * 9
+    with pytest.raises(p.ProfileError) as exc:
+        plan("gb10-nvfp4-mtp-latency", {"labels": {"team": "ml", "owner": "bot " + token}})
+    assert str(exc.value).startswith("profile gb10-nvfp4-mtp-latency: server_labels.owner holds what looks like a "
+                                     "GitHub token (ghp_..., github_pat_...); remove it and set server_secrets: "
+                                     "{NAME: <value>} in the vault (values not shown).")
+    assert "A1b2" not in str(exc.value)
+    assert plan("gb10-nvfp4-mtp-latency", {"labels": {"team": "ml", "owner": "bot ghp_short"}})["spec"]
+
+
+def test_the_lint_reports_a_secret_value_with_the_kind_and_the_env_name():
+    findings = s.secret_findings(_vllm(), {"env": {"MY_DB_URL": DB_URL}, "args": {"served-model-name": SK_LIVE}})
+    assert [(f["rule"], f["message"]) for f in findings] == [
+        ("secret-value", "args.served-model-name holds what looks like an OpenAI or Anthropic API key (sk-...); "
+                         "remove it and set server_secrets: {NAME: <value>} in the vault"),
+        ("secret-value", "env.MY_DB_URL holds what looks like a password in a URL (scheme://user:password@host); "
+                         "remove it and set server_secrets: {MY_DB_URL: <value>} in the vault")]
+
+
+# Each shape, whole and at its real length (invented values, none a real credential), and the part
+# a message must not show (the token's last 8 characters unless named).
+SHAPED = [
+    (TOKEN, "a Hugging Face token (hf_...)"),
+    ("x\n" + TOKEN, "a Hugging Face token (hf_...)"),
+    (SK_LIVE, "an OpenAI or Anthropic API key (sk-...)"),
+    ("sk-" + "A1b2C3d4" * 6, "an OpenAI or Anthropic API key (sk-...)"),
+    ("sk-proj-Ab12Cd34Ef56Gh78Ij90_Kl12-Mn34Op56Qr78", "an OpenAI or Anthropic API key (sk-...)"),
+    ("sk-ant-api03-Xy9Zw8Vu7Ts6Rq5Po4Nm3Lk2Jh1-AA", "an OpenAI or Anthropic API key (sk-...)"),
+    ("--api-key=sk-svcacct-Ab12Cd34Ef56Gh78Ij90", "an OpenAI or Anthropic API key (sk-...)"),
+    ("ghp_" + "A1b2" * 9, "a GitHub token (ghp_..., github_pat_...)"),
+    ("gho_" + "A1b2" * 9, "a GitHub token (ghp_..., github_pat_...)"),
+    ("ghs_" + "A1b2" * 9, "a GitHub token (ghp_..., github_pat_...)"),
+    ("github_pat_11ABCDEFG0_" + "a1B2" * 15, "a GitHub token (ghp_..., github_pat_...)"),
+    ("glpat-Ab12Cd34Ef56Gh78Ij90", "a GitLab access token (glpat-...)"),
+    ("xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "a Slack token (xox?-...)"),
+    ("xoxp-12-34-5678901234-abcdef12", "a Slack token (xox?-...)"),
+    ("AKIAIOSFODNN7EXAMPLE", "an AWS access key id (AKIA..., ASIA...)"),
+    ("key=ASIAY34FZKBOKMUTVV7A;", "an AWS access key id (AKIA..., ASIA...)"),
+    ("Authorization: Bearer 9f8e7d6c5b4a3210fedcba98", "a bearer token (Bearer ...)"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP", "a JSON Web Token (eyJ...)"),
+    (DB_URL, "a password in a URL (scheme://user:password@host)", "p4ss"),
+    ("https://bot:ghp_A1b2@git.example/r.git", "a password in a URL (scheme://user:password@host)", "ghp_A1b2"),
+    ('{"url": "redis://:hunter22@cache:6379/0"}', "a password in a URL (scheme://user:password@host)", "hunter22"),
+]
+
+
+@pytest.mark.parametrize("value, kind, secret", [shape if len(shape) == 3 else shape + (shape[0].rstrip(";")[-8:],)
+                                                 for shape in SHAPED])
+def test_secret_kind_names_each_shape_and_scrub_masks_what_it_finds(value, kind, secret):
+    assert shapes.secret_kind(value) == kind
+    # Everything secret_kind finds, a message's scrub masks (the token's end, a URL's password).
+    assert shapes.MASK in shapes.scrub(value) and secret not in shapes.scrub(value)
+
+
+@pytest.mark.parametrize("value", [
+    "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4", "nvidia/Llama-3.3-70B-Instruct-FP4",
+    "sk-model", "--served-model-name sk-model", "sk-Meta-Llama-3-70B-Instruct-AWQ-INT4-v2", "task-runner-12345678",
+    "/root/.cache/huggingface/hub/models--RedHatAI--x/snapshots/0123456789abcdef0123456789abcdef01234567",
+    "http://host:8000/v1", "http://127.0.0.1:8101/v1/chat/completions", "http://host:8000/v1/a@b",
+    "git+ssh://git@github.com/org/repo.git", "https://huggingface.co/org/model@main", "user@host:/srv/models",
+    '{"method": "mtp", "num_speculative_tokens": 2}', '{"hf_overrides": {"architectures": ["X"]}}',
+    "hf_config_path", "hf_" + "ab" * 20, "ghp_short", "glpat-short", "xoxo-abc", "xoxb-12345",
+    "AKIA1", "AKIAIOSFODNN7EXAMPLE99", "ASIAPACIFICNORTHEASTREGION", "Bearer", "bearer-auth", "Bearer short-1",
+    "eyJhbGciOiJIUzI1NiJ9", "sha256:" + "0123456789abcdef" * 4, "123e4567-e89b-12d3-a456-426614174000",
+    "ask-" + "A1b2C3d4" * 6, "xghp_" + "A1b2" * 9, "",
+])
+def test_ordinary_values_are_no_secrets(value):
+    """A secret's prefix is not enough: the whole token at its real length, not inside a word."""
+    assert shapes.secret_kind(value) is None
+    if value:
+        assert s.secret_findings(_vllm(), {"args": {"served-model-name": value}, "env": {"NOTE": value}}) == []
+
+
+def test_the_shipped_profiles_plan_with_their_values():
+    """No shipped profile's args or env looks like a secret (model names, JSON configs, paths)."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    for name in p.profile_names():
+        assert plan(name, {})["script"]
 
 
 def test_a_secret_pasted_where_a_name_or_a_revision_goes_is_masked_in_the_refusal():
