@@ -71,7 +71,8 @@ _URL_PASSWORD_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*):[^\s@'\
 # As a whole: the userinfo ends at the first @ before any /, ? or # (RFC 3986), so a URL whose path
 # holds a colon and an @ (http://host:8000/a@b) has no password.
 _WHOLE_URL_PASSWORD_RE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#:@'\"]*:[^\s/?#@'\"]+@")
-URL_PASSWORD_KIND = "a password in a URL (scheme://user:password@host)"
+# (No "://" in the kind: a message naming it goes through scrub too.)
+URL_PASSWORD_KIND = "a password in a URL (its user:password@ part)"
 
 
 def scrub(text):

@@ -130,18 +130,27 @@ def test_a_secret_in_profile_args_with_a_newline_appears_nowhere(verbosity):
         assert part not in output, "%s shows the misplaced secret" % " ".join(["site.yml"] + verbosity)
 
 
-# Issue 25, finding 5 (audit): secrets of other shapes under names that are no secret's; the plan
-# cannot place them, so the launch script's check refuses the newline, saying where, not what.
+# Issue 25, finding 5 (audit): secrets of other shapes under names that are no secret's. With a
+# newline, the launch script's check quoted them; without one, they were planned into the launch
+# script (and -v). The plan now refuses them by their shape first, naming the field and the kind.
+SK_REFUSAL = "args.served-model-name holds what looks like an OpenAI or Anthropic API key (sk-...)"
+URL_REFUSAL = "env.MY_DB_URL holds what looks like a password in a URL (its user:password@ part)"
 INNOCENT = [
-    ({"args": {"host": "127.0.0.1", "served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc\nx"}},
-     "args.served-model-name: the value contains a newline at character 29 of 30", "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"),
-    ({"args": {"host": "127.0.0.1"}, "env": {"MY_DB_URL": "postgres://u:p4ss-Lab77@db/x\n"}},
-     "env.MY_DB_URL: the value contains a newline at character 29 of 29", "postgres://u:p4ss-Lab77@db/x"),
+    ({"args": {"host": "127.0.0.1", "served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc\nx"}}, SK_REFUSAL,
+     "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"),
+    ({"args": {"host": "127.0.0.1"}, "env": {"MY_DB_URL": "postgres://u:p4ss-Lab77@db/x\n"}}, URL_REFUSAL,
+     "postgres://u:p4ss-Lab77@db/x"),
+    ({"args": {"host": "127.0.0.1", "served-model-name": "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"}}, SK_REFUSAL,
+     "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"),
+    ({"args": {"host": "127.0.0.1"}, "env": {"MY_DB_URL": "postgres://u:p4ss-Lab77@db/x"}}, URL_REFUSAL,
+     "postgres://u:p4ss-Lab77@db/x"),
 ]
 
 
 @pytest.mark.parametrize("verbosity", [[], ["-v"]], ids=["default verbosity", "-v"])
-@pytest.mark.parametrize("overrides, refusal, secret", INNOCENT, ids=["sk- key in served-model-name", "URL password in env"])
+@pytest.mark.parametrize("overrides, refusal, secret", INNOCENT,
+                         ids=["sk- key in served-model-name, newline", "URL password in env, newline",
+                              "sk- key in served-model-name", "URL password in env"])
 def test_a_secret_of_another_shape_under_an_innocent_name_appears_nowhere(overrides, refusal, secret, verbosity):
     extra = json.dumps({"server_profile_overrides": overrides})
     result = run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, "site.yml", "-l", "lab-spark",

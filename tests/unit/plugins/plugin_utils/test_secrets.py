@@ -186,6 +186,7 @@ def test_a_refusal_of_a_value_in_no_secret_place_does_not_quote_it():
 # plan at -v. The plan now refuses it by its shape, first, naming the field and the kind of secret.
 SK_LIVE = "sk-live-4f9Qw2Lx8Zp1Rt6Yb3Nc"  # shaped like an API key, not a real one
 DB_URL = "postgres://u:p4ss@db/x"
+URL_KIND = "a password in a URL (its user:password@ part)"
 
 
 def _refusal(named, kind, env="NAME"):
@@ -197,13 +198,13 @@ def _refusal(named, kind, env="NAME"):
     ({"args": {"served-model-name": SK_LIVE + "\nx"}}, SK_LIVE,
      _refusal("args.served-model-name", "an OpenAI or Anthropic API key (sk-...)")),
     ({"env": {"MY_DB_URL": DB_URL + "\n"}}, DB_URL,
-     _refusal("env.MY_DB_URL", "a password in a URL (scheme://user:password@host)", "MY_DB_URL")),
+     _refusal("env.MY_DB_URL", URL_KIND, "MY_DB_URL")),
     ({"args": {"served-model-name": SK_LIVE}}, SK_LIVE,
      _refusal("args.served-model-name", "an OpenAI or Anthropic API key (sk-...)")),
     ({"env": {"MY_DB_URL": DB_URL}}, DB_URL,
-     _refusal("env.MY_DB_URL", "a password in a URL (scheme://user:password@host)", "MY_DB_URL")),
+     _refusal("env.MY_DB_URL", URL_KIND, "MY_DB_URL")),
     ({"args": {"kv-transfer-config": {"url": "redis://:p4ss@cache:6379/0"}}}, "redis://:p4ss@cache",
-     _refusal("args.kv-transfer-config", "a password in a URL (scheme://user:password@host)")),
+     _refusal("args.kv-transfer-config", URL_KIND)),
 ])
 def test_a_secret_of_any_shape_under_an_innocent_name_is_refused_first_and_appears_nowhere(overrides, secret, message):
     from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
@@ -212,6 +213,7 @@ def test_a_secret_of_any_shape_under_an_innocent_name_is_refused_first_and_appea
     assert str(exc.value) == message
     for leaked in (secret, secret[:12], secret[-8:], "p4ss", "4f9Qw2"):
         assert leaked not in str(exc.value)
+    assert shapes.scrub(message) == message  # as the deployment lookup shows it
 
 
 def test_a_secret_in_a_container_label_is_refused_first():
@@ -231,7 +233,7 @@ def test_the_lint_reports_a_secret_value_with_the_kind_and_the_env_name():
     assert [(f["rule"], f["message"]) for f in findings] == [
         ("secret-value", "args.served-model-name holds what looks like an OpenAI or Anthropic API key (sk-...); "
                          "remove it and set server_secrets: {NAME: <value>} in the vault"),
-        ("secret-value", "env.MY_DB_URL holds what looks like a password in a URL (scheme://user:password@host); "
+        ("secret-value", "env.MY_DB_URL holds what looks like a password in a URL (its user:password@ part); "
                          "remove it and set server_secrets: {MY_DB_URL: <value>} in the vault")]
 
 
@@ -256,9 +258,9 @@ SHAPED = [
     ("key=ASIAY34FZKBOKMUTVV7A;", "an AWS access key id (AKIA..., ASIA...)"),
     ("Authorization: Bearer 9f8e7d6c5b4a3210fedcba98", "a bearer token (Bearer ...)"),
     ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP", "a JSON Web Token (eyJ...)"),
-    (DB_URL, "a password in a URL (scheme://user:password@host)", "p4ss"),
-    ("https://bot:ghp_A1b2@git.example/r.git", "a password in a URL (scheme://user:password@host)", "ghp_A1b2"),
-    ('{"url": "redis://:hunter22@cache:6379/0"}', "a password in a URL (scheme://user:password@host)", "hunter22"),
+    (DB_URL, URL_KIND, "p4ss"),
+    ("https://bot:ghp_A1b2@git.example/r.git", URL_KIND, "ghp_A1b2"),
+    ('{"url": "redis://:hunter22@cache:6379/0"}', URL_KIND, "hunter22"),
 ]
 
 
@@ -268,6 +270,13 @@ def test_secret_kind_names_each_shape_and_scrub_masks_what_it_finds(value, kind,
     assert shapes.secret_kind(value) == kind
     # Everything secret_kind finds, a message's scrub masks (the token's end, a URL's password).
     assert shapes.MASK in shapes.scrub(value) and secret not in shapes.scrub(value)
+
+
+def test_each_kind_survives_the_scrub_of_the_message_that_names_it():
+    """The deployment lookup scrubs every refusal it raises: the kind it names must read the same."""
+    kinds = {kind for _value, kind, *_secret in SHAPED}
+    assert len(kinds) == 9
+    assert all(shapes.scrub(kind) == kind for kind in kinds)
 
 
 @pytest.mark.parametrize("value", [
