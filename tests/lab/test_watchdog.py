@@ -17,8 +17,6 @@ Tests run in file order on one fleet:
 * a wedged engine (``/health`` 200, requests running, tokens frozen) is restarted within two
   intervals and serves again;
 * on the GB10 host the restart waits until ``MemAvailable`` covers the engine's share again;
-* under its sandbox, with ``server_drop_caches_before_start``, it drops the page cache (the lab's
-  plain drop file in /root) before it starts the engine again;
 * a slow engine (decode x5 slower under load) is restarted within two intervals;
 * a crash loop stops after the budget, the host marked ``gave_up`` with the crash record, and
   no further restarts by the watchdog;
@@ -53,9 +51,6 @@ STATE = WATCHDOG_STATE
 TEXTFILE = "/var/lib/node_exporter/inferops_watchdog_%s.prom" % CONTAINER.replace("-", "_")
 SERVICE = WATCHDOG_SERVICE
 MEMINFO = labkit.MEMINFO
-# The lab's stand-in for /proc/sys/vm/drop_caches (the lab hosts' /proc/sys is read-only), as
-# test_pin_check_and_page_cache.py uses it.
-DROP_FILE = "/root/drop_caches"
 INTERVAL, DEADLINE, BUDGET = 5, 2, 2
 # Detected and acted on within two intervals (plus the hung probe's deadline and a second of slack).
 WITHIN = 2 * INTERVAL + DEADLINE + 1
@@ -281,31 +276,6 @@ def test_gb10_restart_waits_for_unified_memory(fleet):
     assert action["outcome"] == "wedged" and action["result"] == "started"
     assert action["memory"]["enough"] is True and action["memory"]["waited_s"] >= 15
     assert action["memory"]["needed_kib"] > 10485760
-
-
-def test_the_sandboxed_watchdog_drops_caches_before_the_start(fleet):
-    """Issue 25: under its sandbox the watchdog still drops the page cache before it starts the
-    engine again on unified memory (server_drop_caches_before_start). The lab's drop file is a
-    plain file in /root (a read-only /proc/sys here), which ProtectHome=yes hid from the watchdog:
-    its unit makes the home directories read-only then, the file writable. The file must exist
-    when the unit starts (its ReadWritePaths= entry is optional); it is emptied, not replaced,
-    afterwards (the unit holds the file it found)."""
-    after = 12
-    exec_on(HOST, "echo 0 > %s" % DROP_FILE)
-    try:
-        converge(fleet, {"ENGINE_SIM_FAULT": "wedge_after_requests", "ENGINE_SIM_FAULT_AFTER_REQUESTS": after},
-                 "-e", json.dumps({"server_drop_caches_before_start": True, "server_drop_caches_file": DROP_FILE}))
-        fresh_watchdog()
-        assert "\nProtectHome=read-only\n" in exec_on(HOST, "systemctl cat %s" % SERVICE).stdout
-        exec_on(HOST, "echo 0 > %s" % DROP_FILE)
-        fire(after)
-        action = wait_for(lambda: restarts(watchdog_state()), WITHIN + 30, what="a restart")[0]
-        assert action["outcome"] == "wedged" and action["result"] == "started", action
-        assert action.get("dropped_caches") is True, action
-        assert exec_on(HOST, "cat %s" % DROP_FILE).stdout == "1\n"
-        assert serving(timeout=60)
-    finally:
-        exec_on(HOST, "rm -f %s" % DROP_FILE)
 
 
 def test_slow_decode_is_restarted_within_two_intervals(fleet):
