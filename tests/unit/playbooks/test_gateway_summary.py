@@ -9,18 +9,13 @@ point is stood in for by a first play that sets ``gateway_status`` to what
 """
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-import yaml
+from summary_plays import run_play
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import gateway_routing
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # /v1/model/info's shape as gateway_routing reads it (tests/unit/fixtures/gateway has a full answer).
 MODEL_INFO = {"data": [{"model_name": "served", "model_info": {"inferops_host": host}} for host in ("spark-1", "spark-2")]}
 DRAINED = {"hosts": {"spark-2": {"since": "2026-12-01T20:00:00Z", "by": "site.yml rolling swap"}}}
@@ -28,30 +23,16 @@ DRAINED = {"hosts": {"spark-2": {"since": "2026-12-01T20:00:00Z", "by": "site.ym
 
 def summarise(tmp_path, recorded, *args):
     """Run the stand-in status read (gateways of ``recorded`` only) then gateway.yml's summary play."""
-    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    inventory = tmp_path / "hosts.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"vars": local, "children": {
-        "serving": {"hosts": {"spark-1": {}, "spark-2": {}}},
-        "gateway": {"hosts": {name: {"gateway_port": port} for name, port in (("gw-01", 4000), ("gw-02", 4001))}}}}},
-        sort_keys=False))
-    with open(os.path.join(ROOT, "playbooks", "gateway.yml"), encoding="utf-8") as handle:
-        summary_play = [play for play in yaml.safe_load(handle) if play["name"] == "Summarise the gateway"]
     status = {name: gateway_routing(name, "http://%s:4000/v1" % name, MODEL_INFO, drained=DRAINED) for name in recorded}
     read = {"name": "Stand in for the gateway role's status", "hosts": "gateway", "gather_facts": False, "tasks": [
         {"name": "Record the gateway's routing", "ansible.builtin.set_fact": {"gateway_status": "{{ status[inventory_hostname] }}"},
          "when": "inventory_hostname in status", "vars": {"status": status}}]}
-    playbook = tmp_path / "gateway-summary.yml"
-    playbook.write_text(yaml.safe_dump([read] + summary_play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0")
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(playbook),
-                             "-i", str(inventory)] + list(args), cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=300, check=False)
-    out = result.stdout
-    assert result.returncode == 0 and "TASK [Print the gateway summary]" in out, out[-4000:]
-    printed = out[out.index("TASK [Print the gateway summary]"):]
-    match = re.search(r'"msg": (\[.*?\n    \])', printed, re.S)
-    return json.loads(match.group(1)) if match else printed
+    children = {"serving": {"hosts": {"spark-1": {}, "spark-2": {}}},
+                "gateway": {"hosts": {name: {"gateway_port": port} for name, port in (("gw-01", 4000), ("gw-02", 4001))}}}
+    result, table = run_play(tmp_path, "gateway.yml", "Summarise the gateway", read, children,
+                             "Print the gateway summary", *args)
+    assert result.returncode == 0 and "TASK [Print the gateway summary]" in result.stdout, result.stdout[-4000:]
+    return table if table is not None else result.stdout[result.stdout.index("TASK [Print the gateway summary]"):]
 
 
 @pytest.mark.parametrize("recorded, limit, gateways", [

@@ -10,16 +10,10 @@ playbooks/site.yml, runs as it is.
 """
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
-import sys
 
 import pytest
-import yaml
+from summary_plays import run_play
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SUMMARY = {"profile": "gb10-nvfp4-mtp-latency", "engine": "vllm", "digest": "sha256:" + "0123456789abcdef" * 4,
            "container": "inferops-serving", "backends_expected": {"attention": "TRITON_ATTN", "moe": "marlin"},
            "backends_observed": {"attention": "TRITON_ATTN", "moe": "marlin"}, "backends_proven": 2,
@@ -28,31 +22,17 @@ SUMMARY = {"profile": "gb10-nvfp4-mtp-latency", "engine": "vllm", "digest": "sha
 
 def summarise(tmp_path, *args):
     """Run the stand-in converge then site.yml's summary play; the summary's table lines."""
-    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
-    inventory = tmp_path / "hosts.yml"
-    inventory.write_text(yaml.safe_dump({"all": {"vars": local, "children": {
-        "serving": {"hosts": {"spark-01": {}, "spark-02": {"converge_fails": True}, "g7e-01": {}}},
-        "gateway": {"hosts": {"gw-01": {}}}}}}, sort_keys=False))
-    with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
-        summary_play = [play for play in yaml.safe_load(handle) if play["name"] == "Summarise the fleet"]
     converge = {"name": "Stand in for the serving play", "hosts": "serving", "gather_facts": False, "tasks": [
         {"name": "Fail as a broken converge would", "ansible.builtin.fail": {"msg": "broken"},
          "when": "converge_fails | default(false)"},
         {"name": "Record the host's serving summary", "ansible.builtin.set_fact": {
             "server_summary": dict(SUMMARY, url="http://{{ inventory_hostname }}:8000/v1")}}]}
-    playbook = tmp_path / "site-summary.yml"
-    playbook.write_text(yaml.safe_dump([converge] + summary_play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0")
-    result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), str(playbook),
-                             "-i", str(inventory)] + list(args), cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=300, check=False)
-    out = result.stdout
-    assert "TASK [Print the serving summary]" in out, out[-4000:]
-    printed = out[out.index("TASK [Print the serving summary]"):]
-    match = re.search(r'"msg": (\[.*?\n    \])', printed, re.S)
-    assert match, printed[-4000:]
-    return json.loads(match.group(1))
+    children = {"serving": {"hosts": {"spark-01": {}, "spark-02": {"converge_fails": True}, "g7e-01": {}}},
+                "gateway": {"hosts": {"gw-01": {}}}}
+    result, table = run_play(tmp_path, "site.yml", "Summarise the fleet", converge, children,
+                             "Print the serving summary", *args)
+    assert table is not None, result.stdout[-4000:]
+    return table
 
 
 def rows(lines):
