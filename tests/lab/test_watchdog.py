@@ -17,6 +17,8 @@ Tests run in file order on one fleet:
 * a wedged engine (``/health`` 200, requests running, tokens frozen) is restarted within two
   intervals and serves again;
 * on the GB10 host the restart waits until ``MemAvailable`` covers the engine's share again;
+* under its sandbox, with ``server_drop_caches_before_start``, it drops the page cache (the lab's
+  plain drop file in /root) before it starts the engine again;
 * a slow engine (decode x5 slower under load) is restarted within two intervals;
 * a crash loop stops after the budget, the host marked ``gave_up`` with the crash record, and
   no further restarts by the watchdog;
@@ -51,12 +53,21 @@ STATE = WATCHDOG_STATE
 TEXTFILE = "/var/lib/node_exporter/inferops_watchdog_%s.prom" % CONTAINER.replace("-", "_")
 SERVICE = WATCHDOG_SERVICE
 MEMINFO = labkit.MEMINFO
+# The lab's stand-in for /proc/sys/vm/drop_caches (the lab hosts' /proc/sys is read-only), as
+# test_pin_check_and_page_cache.py uses it.
+DROP_FILE = "/root/drop_caches"
 INTERVAL, DEADLINE, BUDGET = 5, 2, 2
 # Detected and acted on within two intervals (plus the hung probe's deadline and a second of slack).
 WITHIN = 2 * INTERVAL + DEADLINE + 1
 BURST_SECONDS = int(os.environ.get("INFEROPS_WATCHDOG_BURST_SECONDS", "30"))
 # The requests one converge makes: server_warmup_requests (3) + the smoke test.
 DEPLOY_REQUESTS = 4
+# The wedge fault's threshold (requests since the engine process started). The watchdog's own probe
+# is a completion every INTERVAL, so an engine counts ~12 requests a minute before any test sends
+# one: a threshold of 12 was crossed during a slow converge's warm-up under CI load (the watchdog
+# then restarted the wedged engine under the warm-up: "Remote end closed connection without
+# response"). 60 leaves minutes of margin; fire() sends them all at once.
+WEDGE_AFTER = 60
 
 pytestmark = [pytest.mark.lab, pytest.mark.xdist_group("spark_3")]  # one pytest-xdist worker: labkit.SPARK_3
 
@@ -235,7 +246,7 @@ def test_burst_of_64_concurrent_requests_is_never_restarted(fleet):
 
 
 def test_wedged_engine_is_restarted_within_two_intervals_and_serves_again(fleet):
-    after = 12
+    after = WEDGE_AFTER
     converge(fleet, {"ENGINE_SIM_FAULT": "wedge_after_requests", "ENGINE_SIM_FAULT_AFTER_REQUESTS": after})
     fresh_watchdog()
     before = container()
@@ -259,13 +270,13 @@ def test_wedged_engine_is_restarted_within_two_intervals_and_serves_again(fleet)
 
 
 def test_gb10_restart_waits_for_unified_memory(fleet):
-    """The wedge fault is still armed (12 requests per engine start); MemAvailable is held low so
-    the watchdog must stop the engine and wait before it starts a new one."""
+    """The wedge fault is still armed (WEDGE_AFTER requests per engine start); MemAvailable is held
+    low so the watchdog must stop the engine and wait before it starts a new one."""
     fresh_watchdog()
     exec_on(HOST, "cp %s /root/meminfo.saved && sed -i 's/^MemAvailable:.*/MemAvailable:   10485760 kB/' %s"
             % (MEMINFO, MEMINFO))
     try:
-        fire(12)
+        fire(WEDGE_AFTER)
         wait_for(lambda: not container()["running"], WITHIN + 20, step=0.5, what="the wedged engine to be stopped")
         time.sleep(15)
         assert not container()["running"], "started into memory that did not come back"
@@ -276,6 +287,33 @@ def test_gb10_restart_waits_for_unified_memory(fleet):
     assert action["outcome"] == "wedged" and action["result"] == "started"
     assert action["memory"]["enough"] is True and action["memory"]["waited_s"] >= 15
     assert action["memory"]["needed_kib"] > 10485760
+
+
+def test_the_sandboxed_watchdog_drops_caches_before_the_start(fleet):
+    """Issue 25: under its sandbox the watchdog still drops the page cache before it starts the
+    engine again on unified memory (server_drop_caches_before_start). The lab's drop file is a
+    plain file in /root (a read-only /proc/sys here), which ProtectHome=yes hid from the watchdog:
+    its unit makes the home directories read-only then, the file writable. The file must exist
+    when the unit starts (its ReadWritePaths= entry is optional); it is emptied, not replaced,
+    afterwards (the unit holds the file it found). The fault's threshold differs from the wedge
+    tests' (the profile's env differs, so the converge starts a new engine and its count starts at
+    0: the engine the test before left has counted the watchdog's probes since)."""
+    after = WEDGE_AFTER + 1
+    exec_on(HOST, "echo 0 > %s" % DROP_FILE)
+    try:
+        converge(fleet, {"ENGINE_SIM_FAULT": "wedge_after_requests", "ENGINE_SIM_FAULT_AFTER_REQUESTS": after},
+                 "-e", json.dumps({"server_drop_caches_before_start": True, "server_drop_caches_file": DROP_FILE}))
+        fresh_watchdog()
+        assert "\nProtectHome=read-only\n" in exec_on(HOST, "systemctl cat %s" % SERVICE).stdout
+        exec_on(HOST, "echo 0 > %s" % DROP_FILE)
+        fire(after)
+        action = wait_for(lambda: restarts(watchdog_state()), WITHIN + 30, what="a restart")[0]
+        assert action["outcome"] == "wedged" and action["result"] == "started", action
+        assert action.get("dropped_caches") is True, action
+        assert exec_on(HOST, "cat %s" % DROP_FILE).stdout == "1\n"
+        assert serving(timeout=60)
+    finally:
+        exec_on(HOST, "rm -f %s" % DROP_FILE)
 
 
 def test_slow_decode_is_restarted_within_two_intervals(fleet):
