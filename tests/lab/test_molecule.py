@@ -27,10 +27,12 @@ BIN = os.path.dirname(sys.executable)
 SCENARIOS = sorted(name for name in os.listdir(os.path.join(REPO, "molecule"))
                    if os.path.isfile(os.path.join(REPO, "molecule", name, "molecule.yml")))
 # Scenarios run at once (INFEROPS_MOLECULE_PARALLEL, default 1). Two at a time took 389 s for the four
-# on this 2-core machine against 748 s one after another, but in a clean-clone CI run with a mutation
-# run beside it (2026-12-01) engine_faults failed in molecule's destroy: the host's dockerd took over
-# the Docker module's 60 s to remove its target (a nested Docker on vfs) while the other scenario's
-# target was set up. One at a time until the destroy's timeout or the pairing allows for that.
+# of then (bad_input and engine_faults, which converged gb10_vllm's deployment on hosts of their own,
+# are gb10_vllm's side effect since issue 21) on this 2-core machine against 748 s one after another,
+# but in a clean-clone CI run with a mutation run beside it (2026-12-01) engine_faults failed in
+# molecule's destroy: the host's dockerd took over the Docker module's 60 s to remove its target (a
+# nested Docker on vfs) while the other scenario's target was set up. One at a time until the
+# destroy's timeout or the pairing allows for that.
 MOLECULE_PARALLEL = max(1, int(os.environ.get("INFEROPS_MOLECULE_PARALLEL", "1")))
 # The Hub stand-in of the lab (tests/lab/lab.sh: a copy of tests/lab/hub/repos, laid anew at each up).
 HUB = "http://127.0.0.1:5090"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""After the faulty deployments (side_effect.yml): their containers were kept with the logs that
-prove the fault (no auto-remove: the seed's lost crash logs), bounded restarts stopped the
-start-up crash loop, and the serving container next to them was never touched."""
+"""After the faulty deployments (engine_faults.yml, the second part of side_effect.yml): their
+containers were kept with the logs that prove the fault (no auto-remove: the seed's lost crash
+logs), bounded restarts stopped the start-up crash loop, and the serving container next to them was
+never touched (molecule/shared/tests/test_serving.py, run in the same verify, checks it still serves)."""
 from __future__ import annotations
 
 import json
