@@ -49,6 +49,9 @@ _PREFIXED = (
     ("a GitLab access token (glpat-...)", r"glpat-", "A-Za-z0-9_-", (20, None), True, False),
     # Slack bot, user, app, refresh and legacy tokens.
     ("a Slack token (xox?-...)", r"xox[abprs]-", "A-Za-z0-9-", (20, None), True, False),
+    # Stripe secret and restricted keys, live and test (sk_live_, rk_test_, ... + 24 or more).
+    ("a Stripe API key (sk_live_..., rk_live_...)", r"[sr]k_(?:live|test)_", "A-Za-z0-9", (24, None), True,
+     False),
     # AWS access key ids: long-term (AKIA) and temporary (ASIA), then exactly 16 capitals/digits.
     ("an AWS access key id (AKIA..., ASIA...)", r"(?:AKIA|ASIA)", "A-Z0-9", (16, 16), True, False),
     # An HTTP Authorization value.
@@ -78,7 +81,7 @@ URL_PASSWORD_KIND = "a password in a URL (its user:password@ part)"
 def scrub(text):
     """``text`` with every secret-shaped part masked: Hugging Face ``hf_...``, OpenAI/Anthropic
     ``sk-...``, GitHub ``ghp_``/``gho_``/``ghs_``/``github_pat_...``, GitLab ``glpat-...``, Slack
-    ``xox?-...``, AWS ``AKIA``/``ASIA`` key ids, ``Bearer <token>``, JWTs and the password of a
+    ``xox?-...``, Stripe ``sk_live_``/``rk_live_...``, AWS ``AKIA``/``ASIA`` key ids, ``Bearer <token>``, JWTs and the password of a
     ``scheme://user:password@`` URL. The prefix stays, so a message still says what it was."""
     text = str(text)
     text = _URL_PASSWORD_RE.sub(lambda m: "%s:%s@" % (m.group(1), MASK), text)

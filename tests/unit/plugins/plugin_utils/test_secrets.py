@@ -254,6 +254,8 @@ SHAPED = [
     ("glpat-Ab12Cd34Ef56Gh78Ij90", "a GitLab access token (glpat-...)"),
     ("xoxb-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "a Slack token (xox?-...)"),
     ("xoxp-12-34-5678901234-abcdef12", "a Slack token (xox?-...)"),
+    ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "a Stripe API key (sk_live_..., rk_live_...)"),
+    ("STRIPE_KEY=rk_test_" + "51H8xYzAbCdEfGhIjKlMnOpQrStUv", "a Stripe API key (sk_live_..., rk_live_...)"),
     ("AKIAIOSFODNN7EXAMPLE", "an AWS access key id (AKIA..., ASIA...)"),
     ("key=ASIAY34FZKBOKMUTVV7A;", "an AWS access key id (AKIA..., ASIA...)"),
     ("Authorization: Bearer 9f8e7d6c5b4a3210fedcba98", "a bearer token (Bearer ...)"),
@@ -275,7 +277,7 @@ def test_secret_kind_names_each_shape_and_scrub_masks_what_it_finds(value, kind,
 def test_each_kind_survives_the_scrub_of_the_message_that_names_it():
     """The deployment lookup scrubs every refusal it raises: the kind it names must read the same."""
     kinds = {kind for _value, kind, *_secret in SHAPED}
-    assert len(kinds) == 9
+    assert len(kinds) == 10
     assert all(shapes.scrub(kind) == kind for kind in kinds)
 
 
@@ -289,7 +291,7 @@ def test_each_kind_survives_the_scrub_of_the_message_that_names_it():
     "hf_config_path", "hf_" + "ab" * 20, "ghp_short", "glpat-short", "xoxo-abc", "xoxb-12345",
     "AKIA1", "AKIAIOSFODNN7EXAMPLE99", "ASIAPACIFICNORTHEASTREGION", "Bearer", "bearer-auth", "Bearer short-1",
     "eyJhbGciOiJIUzI1NiJ9", "sha256:" + "0123456789abcdef" * 4, "123e4567-e89b-12d3-a456-426614174000",
-    "ask-" + "A1b2C3d4" * 6, "xghp_" + "A1b2" * 9, "",
+    "ask-" + "A1b2C3d4" * 6, "xghp_" + "A1b2" * 9, "sk_live_short", "task_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "",
 ])
 def test_ordinary_values_are_no_secrets(value):
     """A secret's prefix is not enough: the whole token at its real length, not inside a word."""
@@ -329,6 +331,7 @@ def test_a_secret_pasted_where_a_name_or_a_revision_goes_is_masked_in_the_refusa
     ("glpat-Ab12Cd34Ef56Gh78Ij90 xoxb-1234567890-abcDEF123456 xoxp-12-34-56-78abcdef",
      "glpat-<redacted> xoxb-<redacted> xoxp-<redacted>"),
     ("AKIAIOSFODNN7EXAMPLE and ASIAY34FZKBOKMUTVV7A", "AKIA<redacted> and ASIA<redacted>"),
+    ("sk_live_4eC39HqLyjWD... and rk_test_51H8xYzAbCdE", "sk_live_<redacted>... and rk_test_<redacted>"),
     ("Authorization: Bearer abc.DEF-123_xyz/+=", "Authorization: Bearer <redacted>"),
     ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVP", "eyJ<redacted>"),
     ("postgres://u:p4ss@db/x, https://bot:ghp_A1b2A1b2A1b2@git.example/r.git",
