@@ -43,7 +43,7 @@ _value:
 
 
 def _container_action(deployment, current):
-    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
+    from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
     return container_action(deployment, current)
 
 

@@ -25,18 +25,25 @@ import json, sys
 from ansible.plugins.loader import filter_loader, init_plugin_loader
 init_plugin_loader([sys.argv[1]])
 found = {}
+called = None
 for name in sys.argv[2:]:
+    if name.startswith("call="):
+        deployment = {"container": "llm", "spec": {"image": "x"}, "spec_label": "l", "spec_sha256": "s"}
+        called = filter_loader.get(name[5:]).j2_function(deployment, {"exists": False})
+        continue
     found[name] = filter_loader.get_with_context(name).object is not None
 loaded = sorted(m for m in sys.modules if m.startswith("ansible_collections.inferops.serving.plugins.")
                 and m.split(".")[4] in ("plugin_utils", "module_utils") and m.count(".") > 4)
 files = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("ansible_collections.inferops.serving.plugins.filter."))
-print(json.dumps({"found": found, "loaded": loaded, "files": files}))
+print(json.dumps({"found": found, "loaded": loaded, "files": files, "called": called}))
 """
 
 
-def resolve(*names):
-    """Resolve ``names`` with ansible-core's filter loader in a fresh interpreter; what it imported."""
-    result = subprocess.run([sys.executable, "-c", RESOLVE, COLLECTIONS, *names], capture_output=True, text=True,
+def resolve(*names, call=None):
+    """Resolve ``names`` with ansible-core's filter loader in a fresh interpreter, then call the filter
+    ``call`` on a plan whose container is missing; what it imported (and the call's result)."""
+    args = list(names) + (["call=" + call] if call else [])
+    result = subprocess.run([sys.executable, "-c", RESOLVE, COLLECTIONS, *args], capture_output=True, text=True,
                             check=True, timeout=120)
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -52,6 +59,14 @@ def test_resolving_a_filter_loads_every_filter_file_and_no_plugin_or_module_util
     # The premise: the loader imported every filter file to find one filter.
     assert result["files"] == filter_files()
     assert result["loaded"] == [], "filter files import collection code when loaded: %s" % result["loaded"]
+
+
+def test_the_container_action_a_server_task_templates_compiles_no_plan():
+    # __server_action is templated in most of the server role's workers; the plan's modules
+    # (_deployment, _profile, the engine catalog...) are compiled only by those that plan.
+    result = resolve("inferops.serving.container_action", call="inferops.serving.container_action")
+    assert result["loaded"] == ["ansible_collections.inferops.serving.plugins.plugin_utils._container_action"]
+    assert result["called"]["differs"] is True and result["called"]["drift"] == ["no container llm"]
 
 
 def test_every_filter_still_resolves():
