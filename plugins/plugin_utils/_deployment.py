@@ -27,13 +27,13 @@ from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_ca
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
+from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
     launch_script,
     launch_spec,
     overlay,
-    plain,
     profile_files,
     resolve_profile,
     spec_digest,

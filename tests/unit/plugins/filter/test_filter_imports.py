@@ -29,7 +29,7 @@ called = None
 for name in sys.argv[2:]:
     if name.startswith("call="):
         deployment = {"container": "llm", "spec": {"image": "x"}, "spec_label": "l", "spec_sha256": "s"}
-        called = filter_loader.get(name[5:]).j2_function(deployment, {"exists": False})
+        called = filter_loader.get(name[5:]).j2_function(deployment, {"exists": False} if "container" in name else {})
         continue
     found[name] = filter_loader.get_with_context(name).object is not None
 loaded = sorted(m for m in sys.modules if m.startswith("ansible_collections.inferops.serving.plugins.")
@@ -67,6 +67,12 @@ def test_the_container_action_a_server_task_templates_compiles_no_plan():
     result = resolve("inferops.serving.container_action", call="inferops.serving.container_action")
     assert result["loaded"] == ["ansible_collections.inferops.serving.plugins.plugin_utils._container_action"]
     assert result["called"]["differs"] is True and result["called"]["drift"] == ["no container llm"]
+
+
+def test_a_filter_that_needs_plain_data_compiles_no_profile_code():
+    result = resolve("inferops.serving.readiness_plan", call="inferops.serving.readiness_plan")
+    assert "ansible_collections.inferops.serving.plugins.plugin_utils._profile" not in result["loaded"]
+    assert set(result["called"]) >= {"first_deploy", "timeout", "budgets"}
 
 
 def test_every_filter_still_resolves():
