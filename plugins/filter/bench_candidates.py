@@ -49,10 +49,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, candidates
-
 
 def _bench_candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, candidates
     try:
         return candidates(deployment, max_num_seqs, k, base_overrides)
     except BenchError as exc:

@@ -46,10 +46,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, gate
-
 
 def _bench_gate(candidate, baseline=None, threshold=0.10):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, gate
     try:
         return gate(candidate, baseline, threshold)
     except BenchError as exc:

@@ -43,10 +43,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, level
-
 
 def _bench_level(summary, concurrency, results=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, level
     try:
         return level(summary, concurrency, results)
     except BenchError as exc:

@@ -36,10 +36,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, objective
-
 
 def _bench_objective(given, bounds=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, objective
     try:
         return objective(given, bounds)
     except BenchError as exc:

@@ -42,10 +42,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import overlay_vars
-
 
 def _bench_overlay(decision, base_overrides=None, failed=None, sweeps=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import overlay_vars
     return overlay_vars(decision, base_overrides, failed, sweeps)
 
 

@@ -37,10 +37,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, summary
-
 
 def _bench_summary(results):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, summary
     try:
         return summary(results)
     except BenchError as exc:

@@ -54,10 +54,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, sweep
-
 
 def _bench_sweep(deployment, host, python, scripts, options=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, sweep
     try:
         return sweep(deployment, host, python, scripts, dict(options or {}))
     except BenchError as exc:

@@ -39,10 +39,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, table
-
 
 def _bench_table(summary, deployment=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, table
     try:
         return table(summary, deployment)
     except (BenchError, KeyError, TypeError) as exc:

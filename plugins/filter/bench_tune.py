@@ -56,10 +56,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, tune
-
 
 def _bench_tune(entries, objective, deployment, host=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._bench_plays import BenchError, tune
     try:
         return tune(entries, objective, deployment, host)
     except BenchError as exc:

@@ -41,10 +41,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
-
 
 def _container_action(deployment, current):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
     return container_action(deployment, current)
 
 

@@ -54,12 +54,11 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import record
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-
 
 def _deployment_record(deployment, observed=None, smoke_answer="", speculative=None, digest=None, validated_at=None,
                        started_at=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import record
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     return record(plain(deployment), observed=plain(observed or {}), smoke_answer=smoke_answer,
                   speculative=plain(speculative), digest=digest, validated_at=validated_at, started_at=started_at)
 

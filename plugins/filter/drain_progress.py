@@ -69,10 +69,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.module_utils._drain import STALL_AFTER, drain_progress
 
-
-def _drain_progress(metrics_text, names, first=None, waited=0, stall_after=STALL_AFTER):
+def _drain_progress(metrics_text, names, first=None, waited=0, stall_after=None):
+    from ansible_collections.inferops.serving.plugins.module_utils._drain import STALL_AFTER, drain_progress
+    if stall_after is None:
+        stall_after = STALL_AFTER
     try:
         return drain_progress(metrics_text, names, first, int(waited), int(stall_after))
     except (TypeError, ValueError, AttributeError) as exc:

@@ -46,10 +46,9 @@ _value:
   elements: str
 """
 
-from ansible_collections.inferops.serving.plugins.module_utils._drain import without_other_host
-
 
 def _drain_without_other_host(health, groups, drained, host):
+    from ansible_collections.inferops.serving.plugins.module_utils._drain import without_other_host
     return without_other_host(groups or {}, drained or {}, host, health)
 
 

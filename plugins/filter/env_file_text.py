@@ -44,11 +44,10 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import env_file_text
-
 
 def _env_file_text(secrets, exclude=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
+    from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import env_file_text
     try:
         return env_file_text(secrets, exclude=tuple(exclude or ()))
     except ProfileError as exc:

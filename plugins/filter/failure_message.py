@@ -40,10 +40,9 @@ _value:
   type: str
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import failure_message
-
 
 def _failure_message(result, task=None, limit=2000):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import failure_message
     return failure_message(result, task, int(limit))
 
 

@@ -39,11 +39,10 @@ _value:
   elements: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import fleet_status
-
 
 def _fleet_status(hosts, hostvars):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+    from ansible_collections.inferops.serving.plugins.plugin_utils._status import fleet_status
     hosts = [str(host) for host in hosts]
     return fleet_status(hosts, {host: plain((hostvars.get(host) or {}).get("server_status")) for host in hosts})
 

@@ -39,10 +39,9 @@ _value:
   type: str
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import client_url
-
 
 def _gateway_client_url(listen_address, port, host_address):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import client_url
     return client_url(str(listen_address), int(port), str(host_address))
 
 

@@ -51,13 +51,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
-    GatewayError,
-    gateway_config,
-)
-
 
 def _gateway_config(backends, settings=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import GatewayError, gateway_config
     try:
         return gateway_config(backends, settings)
     except GatewayError as exc:

@@ -61,14 +61,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
-    GatewayError,
-    gateway_env_problems,
-    gateway_env_text,
-)
-
 
 def _gateway_env_text(key_env, host_secrets, master_key, check=False):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
+        GatewayError,
+        gateway_env_problems,
+        gateway_env_text,
+    )
     if check:
         return gateway_env_problems(key_env, host_secrets, master_key)
     try:

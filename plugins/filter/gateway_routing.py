@@ -61,11 +61,10 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_from_reads
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-
 
 def _gateway_routing(result, gateway, url, drained=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_from_reads
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     return routing_from_reads(plain(result), str(gateway), None if url is None else str(url),
                               None if drained is None else str(drained))
 

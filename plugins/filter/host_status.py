@@ -62,12 +62,11 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import host_status
-
 
 def _host_status(deployment, host, container=None, recorded=None, health=None, completion=None, metrics=None,
                  watchdog=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+    from ansible_collections.inferops.serving.plugins.plugin_utils._status import host_status
     return host_status(host, plain(deployment), container=plain(container), recorded=plain(recorded),
                        health=plain(health), completion=plain(completion), metrics=metrics, watchdog=plain(watchdog))
 

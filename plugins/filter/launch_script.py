@@ -42,9 +42,12 @@ _value:
   type: str
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import launch_script
+
+def _launch_script(*args, **kwargs):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import launch_script
+    return launch_script(*args, **kwargs)
 
 
 class FilterModule:
     def filters(self):
-        return {"launch_script": launch_script}
+        return {"launch_script": _launch_script}

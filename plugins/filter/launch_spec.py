@@ -57,8 +57,6 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, launch_spec
-
 
 def unset_empty(options):
     """Launch options with '' read as unset (None), as ansible-core >= 2.19 passes an unset value.
@@ -71,6 +69,7 @@ def unset_empty(options):
 
 
 def _launch_spec(profile, options=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, launch_spec
     try:
         return launch_spec(profile, unset_empty(options))
     except ProfileError as exc:

@@ -65,10 +65,9 @@ _value:
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common.validation import check_type_bool
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import lint_report
-
 
 def _lint_report(findings, fail_on_warnings=False):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import lint_report
     if not isinstance(findings, list) or not all(
             isinstance(f, dict) and {"rule", "severity", "message", "reason", "source"} <= set(f) for f in findings):
         raise AnsibleFilterError("lint_report takes the list of findings inferops.serving.profile_lint returns, "

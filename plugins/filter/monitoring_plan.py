@@ -75,14 +75,13 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import (
-    MonitoringError,
-    monitoring_plan,
-    node_exporter_settings,
-)
-
 
 def _monitoring_plan(names, hostvars, options=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import (
+        MonitoringError,
+        monitoring_plan,
+        node_exporter_settings,
+    )
     hosts = []
     try:
         for name in names or ():

@@ -44,10 +44,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, canaries
-
 
 def _pin_canaries(hosts, image=None, pattern="serving"):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, canaries
     try:
         return canaries(list(hosts), image or None, pattern=pattern)
     except PinError as exc:

@@ -63,11 +63,10 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import failure, known_bad_entry, verdict
-
 
 def _pin_failure(target, host, now, known_bad_file, message="unknown failure", server_failure=None, soak=None,
                  bench=None, bench_dir=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import failure, known_bad_entry, verdict
     found = failure(server_failure, soak, bench, bench_dir)
     message = message or "unknown failure"
     return {"failure": found, "known_bad_entry": known_bad_entry(found, target, host, now, message),

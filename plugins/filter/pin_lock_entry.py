@@ -73,11 +73,14 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import bench_evidence, lock_entry, mirror_reference
-
 
 def _pin_lock_entry(target, deployment, host, now, summary=None, version=None, spec_evidence=None, soak=None,
                     soak_minutes=0, bench=None, bench_run=None, mirror=None, pushed=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import (
+        bench_evidence,
+        lock_entry,
+        mirror_reference,
+    )
     run = bench_run or {}
     evidence = bench_evidence(bench, run.get("workload", "chat"), run.get("runs", 3), run.get("duration", 60), now) \
         if bench else None

@@ -57,10 +57,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, model_lock_entry
-
 
 def _pin_model_lock_entry(target, deployment, host, now, cache_info=None, summary=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, model_lock_entry
     try:
         return model_lock_entry(target, deployment, host, now, cache_info, summary)
     except PinError as exc:

@@ -50,10 +50,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, model_target
-
 
 def _pin_model_target(deployment, revision, model=None, lock=None, overrides=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, model_target
     try:
         return model_target(deployment, revision, model, lock, overrides)
     except PinError as exc:

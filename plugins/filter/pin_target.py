@@ -64,12 +64,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, target
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
-
 
 def _pin_target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix="", archive_dir="",
                 overrides=None, check_mode=False):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._pin import PinError, target
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
     try:
         return target(deployment, pull, remote, lock, known_bad, prefix, archive_dir, overrides, check_mode)
     except (PinError, ProfileError) as exc:

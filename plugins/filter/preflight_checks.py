@@ -45,10 +45,9 @@ _value:
   elements: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._preflight import host_checks
-
 
 def _preflight_checks(deployment, gpu, options=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._preflight import host_checks
     return host_checks(deployment, gpu, options)
 
 

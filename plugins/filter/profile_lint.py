@@ -87,16 +87,15 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import KNOWN_BAD_FILE, ProfileError
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
-    lint_profile,
-    load_known_bad,
-    validate_known_bad,
-)
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_findings
-
 
 def _profile_lint(profile, overrides=None, known_bad=None, profile_dirs=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import KNOWN_BAD_FILE, ProfileError
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
+        lint_profile,
+        load_known_bad,
+        validate_known_bad,
+    )
+    from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_findings
     try:
         extra = validate_known_bad(list(known_bad) if isinstance(known_bad, (list, tuple)) else known_bad or [],
                                    "profile_lint known_bad")

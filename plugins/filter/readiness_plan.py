@@ -69,12 +69,11 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.module_utils._readiness import BudgetError, plan
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-
 
 def _readiness_plan(deployment, state=None, started_at=None, setting="auto", restart_timeout=1800,
                     first_deploy_timeout=5400, stall_timeout=None, phase_budgets=None, wait_chunk=30):
+    from ansible_collections.inferops.serving.plugins.module_utils._readiness import BudgetError, plan
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     try:
         return plan(plain(deployment), plain(state or {}), started_at, setting, restart_timeout,
                     first_deploy_timeout, stall_timeout, plain(phase_budgets or {}), wait_chunk)

@@ -60,11 +60,10 @@ _value:
   elements: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_rows
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-
 
 def _routing_rows(rows, gateways, hostvars=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_rows
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     if hostvars is not None:
         gateways = [(hostvars.get(str(host)) or {}).get("gateway_status") for host in gateways or []]
     return routing_rows(plain(rows) or [], plain(gateways) or [])

@@ -42,11 +42,10 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
-from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_file_text
-
 
 def _secret_file_text(secrets, name):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
+    from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_file_text
     try:
         return secret_file_text(secrets, name)
     except ProfileError as exc:

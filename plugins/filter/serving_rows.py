@@ -45,11 +45,10 @@ _value:
   elements: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import serving_rows
-
 
 def _serving_rows(hosts, hostvars):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+    from ansible_collections.inferops.serving.plugins.plugin_utils._status import serving_rows
     hosts = [str(host) for host in hosts]
     return serving_rows(hosts, {host: plain((hostvars.get(host) or {}).get("server_summary")) for host in hosts})
 

@@ -52,10 +52,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._apt_key import signing_key_check
-
 
 def _signing_key_check(armored, pinned, url, variable="container_toolkit_repository_key_fingerprints"):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._apt_key import signing_key_check
     return signing_key_check(armored, list(pinned or []), str(url), variable=str(variable))
 
 

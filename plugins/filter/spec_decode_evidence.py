@@ -45,10 +45,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import spec_decode_evidence
-
 
 def _spec_decode_evidence(deployment, before, after, requests=0):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import spec_decode_evidence
     return spec_decode_evidence(deployment, before, after, requests)
 
 

@@ -46,11 +46,10 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import stale_failed_logs
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
-
 
 def _stale_failed_logs(paths, container, keep):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import stale_failed_logs
+    from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
     try:
         return stale_failed_logs(paths, container, int(keep) if str(keep).isdigit() else keep)
     except ProfileError as exc:

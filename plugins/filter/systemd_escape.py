@@ -50,10 +50,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, systemd_escape
-
 
 def _systemd_escape(value, var="value", kind="exec"):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, systemd_escape
     try:
         return systemd_escape(value, var, kind)
     except SystemdValueError as exc:

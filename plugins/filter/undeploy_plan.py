@@ -50,11 +50,10 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import undeploy_plan
-
 
 def _undeploy_plan(deployment, state_file, scripts=None):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+    from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import undeploy_plan
     return undeploy_plan(plain(deployment), str(state_file), [str(path) for path in scripts or []])
 
 

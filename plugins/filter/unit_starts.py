@@ -57,9 +57,12 @@ _value:
   elements: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import unit_starts
+
+def _unit_starts(*args, **kwargs):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import unit_starts
+    return unit_starts(*args, **kwargs)
 
 
 class FilterModule:
     def filters(self):
-        return {"unit_starts": unit_starts}
+        return {"unit_starts": _unit_starts}

@@ -70,11 +70,10 @@ _value:
   type: dict
 """
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import plain
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import unread_status
-
 
 def _unread_status(result, host, deployment=None, task=None, censored=False):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+    from ansible_collections.inferops.serving.plugins.plugin_utils._status import unread_status
     return unread_status(plain(result), host, deployment=plain(deployment), task=task, censored=bool(censored))
 
 

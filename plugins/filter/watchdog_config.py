@@ -62,10 +62,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import WatchdogConfigError, watchdog_config
-
 
 def _watchdog_config(deployment, options):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import WatchdogConfigError, watchdog_config
     try:
         return watchdog_config(deployment, options)
     except WatchdogConfigError as exc:

@@ -47,10 +47,9 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, watchdog_unit
-
 
 def _watchdog_unit(dirs, config):
+    from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, watchdog_unit
     drop = config.get("drop_caches_file") if config.get("drop_caches_before_start") else None
     try:
         return watchdog_unit(dirs, config["docker_host"], drop)

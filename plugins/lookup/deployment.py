@@ -95,7 +95,8 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_once
-from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError, plain
+from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
+from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
 

@@ -27,13 +27,13 @@ from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_ca
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
+from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
     SPEC_LABEL,
     launch_script,
     launch_spec,
     overlay,
-    plain,
     profile_files,
     resolve_profile,
     spec_digest,
@@ -369,50 +369,6 @@ def stale_failed_logs(paths, container, keep):
     pattern = re.compile(r"failed-%s-\d{8}T\d{6}Z\.log" % re.escape(str(container)))
     mine = sorted(str(p) for p in paths or [] if pattern.fullmatch(str(p).rsplit("/", 1)[-1]))
     return mine[:-keep]
-
-
-def container_action(deployment, current=None):
-    """What a converge does with the container it finds: the one home of "does it run this plan".
-
-    ``current`` is community.docker.docker_container_info's result for the plan's container name
-    (``exists``, ``container``). A container runs the plan when it carries the plan's spec label
-    AND runs the plan's image: a container replaced by hand from the launch script keeps the
-    label, so the label alone is not enough. Returns:
-
-    - ``exists``, ``running``: what was found;
-    - ``differs``: it is not this plan's container (or there is none);
-    - ``swapping``: one exists but is not this plan's: the new one is created under the staged
-      name and swapped in (container_swap);
-    - ``replacing``: a running container that is not this plan's will be stopped;
-    - ``starting``: the engine will be (re)started, so the host must be proven from a cold start;
-    - ``drift``: why it is not this plan's container, one line each (empty when it is).
-    """
-    current = current or {}
-    exists = bool(current.get("exists"))
-    info = current.get("container") or {}
-    config = info.get("Config") or {}
-    labels = config.get("Labels") or {}
-    running = exists and bool((info.get("State") or {}).get("Running"))
-    drift = []
-    if not exists:
-        drift.append("no container %s" % deployment["container"])
-    else:
-        if config.get("Image") != deployment["spec"]["image"]:
-            drift.append("runs %s, the inventory (lock) says %s" % (config.get("Image"), deployment["spec"]["image"]))
-        if labels.get(deployment["spec_label"]) != deployment["spec_sha256"]:
-            drift.append("its container was not created from this inventory's plan (spec %s, planned %s): "
-                         "site.yml would redeploy it"
-                         % (str(labels.get(deployment["spec_label"]) or "none")[:12], deployment["spec_sha256"][:12]))
-    differs = bool(drift)
-    return {
-        "exists": exists,
-        "running": running,
-        "differs": differs,
-        "swapping": exists and differs,
-        "replacing": running and differs,
-        "starting": differs or not running,
-        "drift": drift,
-    }
 
 
 def from_record(record, options=None):

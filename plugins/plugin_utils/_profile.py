@@ -27,6 +27,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes im
 from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._engines import ENGINES, flag_key
+from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES_DIR = os.path.join(COLLECTION_ROOT, "profiles")
@@ -129,15 +130,6 @@ def load_profile(name, dirs=None):
     profile.pop("extends", None)
     profile["name"] = name
     return profile
-
-
-def plain(data):
-    """A plain copy of ``data`` (dicts, lists, scalars), whatever mapping types it came in."""
-    if isinstance(data, Mapping):
-        return {key: plain(value) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [plain(value) for value in data]
-    return data
 
 
 def overlay(base, delta, engine=None):

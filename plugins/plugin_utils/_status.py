@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_max, metric_sum
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action
+from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
 
 
 def _short(digest):

@@ -3,7 +3,8 @@
 fast path and status.yml's drift)."""
 from __future__ import annotations
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import container_action, plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 
 LOCK = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "a" * 64}}}
 PLAN = plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8101}, lock=LOCK)
