@@ -9,6 +9,18 @@ import pytest
 import labkit
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before the first test of each module of the lab fleet's group (its fixtures included): the
+    module learns whether the module before it left inventories/lab's fleet as shipped
+    (``labkit.shipped_fleet``), and the mark is taken away."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None or not mark.args or mark.args[0] != "lab_fleet":
+        return
+    if getattr(item.module, "FLEET_SHIPPED_AT_START", None) is None:
+        item.module.FLEET_SHIPPED_AT_START = labkit.take_fleet_shipped_mark()
+
+
 @pytest.fixture(scope="session")
 def shared_sparks():
     """``labkit.SharedSparks``: each of ``labkit.SPARKS`` is made (tests/lab/fleet.yml) and

@@ -106,6 +106,59 @@ def playbook(inventory, path, *extra, check=True):
                check=check, cwd=ROOT, env=playbook_env())
 
 
+# inventories/lab's fleet as the shipped inventory's converge left it. The lab fleet's modules run
+# one after another on one pytest-xdist worker (the group `lab_fleet`), and several start with the
+# shipped converge the module before them ended with (its secrets or keys taken off again, or the
+# demo's second run): that converge, a whole-fleet no-op of about a minute and 80 busy
+# core-seconds, is left out when the module before ended with one. The mark is written after such
+# a converge passed (mark_fleet_shipped), and taken away before every module of the group starts
+# (tests/lab/conftest.py, pytest_runtest_setup), which records whether it was there in the
+# module's FLEET_SHIPPED_AT_START: so it never reaches past the module right after the one that
+# wrote it, whatever ran in between (-k, a failed teardown: no mark, the converge runs).
+FLEET_SHIPPED_MARK = os.path.join(ROOT, ".lab", "state", "fleet-shipped")
+
+
+def lab_fleet_hosts():
+    """Every host of inventories/lab (hosts.yml)."""
+    with open(os.path.join(ROOT, "inventories", "lab", "hosts.yml"), encoding="utf-8") as handle:
+        groups = [yaml.safe_load(handle)["all"]]
+    hosts = set()
+    while groups:
+        group = groups.pop() or {}
+        hosts.update(group.get("hosts") or {})
+        groups.extend((group.get("children") or {}).values())
+    return hosts
+
+
+def mark_fleet_shipped(output):
+    """Called after a converge of inventories/lab passed: marks the fleet as shipped when its recap
+    has every host of the fleet (no --limit) and none failed or was unreachable."""
+    hosts = recap(output)
+    if set(hosts) >= lab_fleet_hosts() and all(h.get("failed", 1) == 0 and h.get("unreachable", 1) == 0
+                                               for h in hosts.values()):
+        os.makedirs(os.path.dirname(FLEET_SHIPPED_MARK), exist_ok=True)
+        with open(FLEET_SHIPPED_MARK, "w", encoding="utf-8") as handle:
+            handle.write(" ".join(sorted(hosts)) + "\n")
+
+
+def take_fleet_shipped_mark():
+    """Whether the mark was there; it is gone afterwards."""
+    try:
+        os.remove(FLEET_SHIPPED_MARK)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def shipped_fleet(module, inventory):
+    """inventories/lab's fleet as shipped: tests/lab/fleet.yml then site.yml from ``inventory``
+    (the shipped one), unless the module before this one left it so (``FLEET_SHIPPED_AT_START``)."""
+    if getattr(module, "FLEET_SHIPPED_AT_START", False):
+        return None
+    playbook(inventory, os.path.join(LAB, "fleet.yml"))
+    return playbook(inventory, "site.yml").stdout
+
+
 def recap(output):
     """{host: {ok, changed, failed, ...}} from the PLAY RECAP."""
     found = {}

@@ -76,14 +76,13 @@ def burst(port, count, max_tokens, timeout):
 
 
 @pytest.fixture(scope="module")
-def monitored():
+def monitored(request):
     """The lab fleet converged as ``make site`` does, Prometheus scraping it, no Inferops alert
     firing. The watchdogs' histories are emptied first, as a new fleet's are: a converge keeps them
     (the restart budget spans converges), and restarts an earlier module or the lab's own restart
     (``lab.sh up`` restarts Docker, so every engine) made within the hour would fire
     InferopsWatchdogRestartBudgetLow in the burst test, which is about the burst."""
-    labkit.playbook(SHIPPED, os.path.join(labkit.LAB, "fleet.yml"))
-    labkit.playbook(SHIPPED, "site.yml")
+    labkit.shipped_fleet(request.module, SHIPPED)
     for host in ENGINES:
         labkit.reset_watchdog(host)
     deadline = time.monotonic() + 120
