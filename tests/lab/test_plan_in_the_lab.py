@@ -9,6 +9,7 @@ inventory whose ``group_vars/spark.yml`` carries the override, exactly as an ope
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -109,7 +110,20 @@ def test_show_launch_writes_the_hosts_script_byte_for_byte(inventories, host, tm
 
 def test_status_reads_the_fleet_and_fails_on_a_container_replaced_by_hand(inventories):
     shipped, _overridden = inventories
-    playbook(shipped, "site.yml")
+    # lab-g7e left out of the gateway's routing, as by a run interrupted between its drain and its
+    # proof: the converge finds its engine running its plan (nothing stops it, so the server role
+    # does not put it back) and the gateway's play routes it again, in one task for every host.
+    left = run(["docker", "exec", "lab-gateway", "bash", "-c", "cd /var/lib/inferops-gateway && printf '%s' "
+                "'{\"hosts\": {\"lab-g7e\": {\"by\": \"an interrupted run\", \"since\": \"2026-12-04T00:00:00Z\"}}}'"
+                " > drained.json"])
+    assert left.returncode == 0, left.stderr
+    converged = playbook(shipped, "site.yml")
+    assert not re.search(r"^(ok|changed): \[lab-g7e -> lab-gateway\]", converged, re.M), converged[-4000:]
+    routed = converged[converged.index("TASK [inferops.serving.gateway : Put the serving hosts this run proved back in routing]"):]
+    assert routed.split("\n")[1] == "changed: [lab-gateway]", routed[:400]
+    drained = run(["docker", "exec", "lab-gateway", "cat", "/var/lib/inferops-gateway/drained.json"])
+    assert json.loads(drained.stdout)["hosts"] == {}, drained.stdout
+    assert "routes to 3 of 3 hosts" in converged, converged[-4000:]
     healthy = playbook(shipped, "playbooks/status.yml")
     for host in ("lab-spark", "lab-g7e"):
         assert re.search(r"%s\s+\|.*\|\s+serving$" % host, healthy, re.M), healthy[-4000:]
