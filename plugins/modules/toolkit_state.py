@@ -62,6 +62,19 @@ options:
         regular file owned by root with mode C(0644), as the role installs it; the role skips the
         key's install when the downloaded key has that digest.
     type: path
+  key_url:
+    description:
+      - The repository's signing key URL. When given, the key is downloaded here (a read, in check
+        mode too) and returned as RV(key_content), so the role compares it with the installed key
+        and checks its fingerprint without a task of its own; a download that fails fails the module,
+        naming the URL.
+    type: str
+    version_added: 0.1.0
+  key_timeout:
+    description: Seconds the key's download may take.
+    type: int
+    default: 30
+    version_added: 0.1.0
   preferences_path:
     description: The apt pin file.
     type: path
@@ -154,13 +167,20 @@ keyring_sha256:
   returned: success
   type: str
   sample: 8f2e0c3b5d7a9e1f4c6b8a0d2e4f6a8c0b2d4e6f8a0c2e4b6d8f0a2c4e6b8d0f
+key_content:
+  description: The signing key downloaded from O(key_url), as text (an ASCII-armored key).
+  returned: when O(key_url) is given
+  type: str
 """
 
 import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_text
+from ansible.module_utils.urls import fetch_url
 from ansible_collections.inferops.serving.plugins.module_utils._daemon_json import DaemonJsonError, merge_text
+from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes import scrub
 from ansible_collections.inferops.serving.plugins.module_utils._toolkit import (
     parse_deb822,
     installed_key_sha256,
@@ -177,6 +197,15 @@ def _read(path):
         return None
 
 
+def download_key(module, url, timeout):
+    """The key's text from ``url``; fails the module, naming the URL, unless it answers 200."""
+    response, info = fetch_url(module, url, method="GET", timeout=timeout)
+    if info.get("status") != 200 or response is None:
+        module.fail_json(msg=scrub("the repository signing key %s could not be downloaded: HTTP %s %s"
+                                   % (url, info.get("status"), info.get("msg", ""))))
+    return to_text(response.read(), errors="surrogate_or_strict")
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -187,6 +216,9 @@ def main():
             repository_file=dict(type="path", default="/etc/apt/sources.list.d/nvidia-container-toolkit.sources"),
             repository=dict(type="dict", default={}),
             keyring=dict(type="path"),
+            # A public URL; one with credentials in it is masked in the failure (secret shapes).
+            key_url=dict(type="str", no_log=False),
+            key_timeout=dict(type="int", default=30),
             preferences_path=dict(type="path", default="/etc/apt/preferences.d/nvidia-container-toolkit"),
             preferences=dict(type="str", required=True),
             prerequisites=dict(type="list", elements="str", default=[]),
@@ -233,11 +265,13 @@ def main():
     wanted = {k: p[k] for k in ("packages", "version", "hold", "manage_repository", "repository", "preferences",
                                 "prerequisites", "docker_packages", "docker_package")}
     decided = toolkit_steps(observed, wanted)
-    module.exit_json(changed=False, steps=decided["steps"], reasons=decided["reasons"],
-                     converged=not decided["steps"],
-                     installed={name: packages[name]["version"] for name in names if name in packages},
-                     docker_installed=any(name in packages for name in p["docker_packages"]),
-                     apt_lists=observed["apt_lists"], keyring_sha256=installed_key_sha256(p["keyring"]))
+    result = dict(changed=False, steps=decided["steps"], reasons=decided["reasons"], converged=not decided["steps"],
+                  installed={name: packages[name]["version"] for name in names if name in packages},
+                  docker_installed=any(name in packages for name in p["docker_packages"]),
+                  apt_lists=observed["apt_lists"], keyring_sha256=installed_key_sha256(p["keyring"]))
+    if p["key_url"]:
+        result["key_content"] = download_key(module, p["key_url"], p["key_timeout"])
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

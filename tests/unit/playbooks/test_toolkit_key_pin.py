@@ -10,7 +10,6 @@ Check mode: nothing is written on this machine.
 from __future__ import annotations
 
 import functools
-import hashlib
 import http.server
 import json
 import os
@@ -29,6 +28,16 @@ PLAY = """
 - hosts: localhost
   gather_facts: false
   tasks:
+    # The role's read (tasks/preflight.yml): toolkit_state downloads the key, and reads the installed
+    # one's digest (keyring_sha256); only its key options matter here.
+    - inferops.serving.toolkit_state:
+        packages: [nvidia-container-toolkit]
+        version: 1.17.8-1
+        preferences: ""
+        key_url: "{{ container_toolkit_repository_key_url }}"
+        keyring: "{{ keyring }}"
+        daemon_json_path: "{{ keyring }}.daemon.json"
+      register: __container_toolkit_state
     - ansible.builtin.include_role:
         name: inferops.serving.container_toolkit
         tasks_from: key
@@ -47,11 +56,14 @@ def key_server():
 
 
 def key_step(tmp_path, url, pinned, installed=None):
-    """The key step in check mode; ``installed``: toolkit_state's keyring_sha256 (the key on the host)."""
+    """The key step in check mode; ``installed``: the key file on the host (root's, 0644), else none."""
     (tmp_path / "play.yml").write_text(PLAY)
+    keyring = tmp_path / "nvidia-container-toolkit-keyring.asc"
+    if installed is not None:
+        keyring.write_bytes(installed)
+        keyring.chmod(0o644)
     extra = {"container_toolkit_repository_key_url": url, "container_toolkit_repository_key_fingerprints": pinned,
-             "__container_toolkit_state": {"steps": [], "keyring_sha256": installed},
-             "ansible_python_interpreter": sys.executable}
+             "keyring": str(keyring), "ansible_python_interpreter": sys.executable}
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0", no_proxy="127.0.0.1")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -70,8 +82,10 @@ def test_the_pinned_key_would_be_installed(tmp_path, key_server):
 
 
 def test_the_pinned_key_already_installed_is_not_written_again(tmp_path, key_server):
+    if os.geteuid() != 0:
+        pytest.skip("toolkit_state vouches only for a key file owned by root")
     with open(os.path.join(KEYS, "ed25519.asc"), "rb") as handle:
-        installed = hashlib.sha256(handle.read()).hexdigest()
+        installed = handle.read()
     result = key_step(tmp_path, key_server + "/ed25519.asc", [ED25519], installed=installed)
     assert result.returncode == 0, result.stdout[-3000:]
     install = result.stdout.split("Install the repository signing key]")[1]
@@ -84,4 +98,12 @@ def test_a_key_with_another_fingerprint_is_refused_before_it_is_trusted(tmp_path
     assert result.returncode != 0
     assert ("serves a key with the fingerprint %s, which container_toolkit_repository_key_fingerprints does not list"
             % RSA) in result.stdout, result.stdout[-3000:]
+    assert "Install the repository signing key" not in result.stdout
+
+
+def test_a_key_url_that_does_not_answer_200_fails_the_read_naming_it(tmp_path, key_server):
+    result = key_step(tmp_path, key_server + "/missing.asc", [ED25519])
+    assert result.returncode != 0
+    assert ("the repository signing key %s/missing.asc could not be downloaded: HTTP 404" % key_server) in result.stdout, \
+        result.stdout[-3000:]
     assert "Install the repository signing key" not in result.stdout
