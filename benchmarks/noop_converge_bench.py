@@ -111,7 +111,7 @@ def measure(label, root, inventory, limit, forks, repeat=1):
     """A converge (to this version's deployment), then ``repeat`` no-op runs: the run of median
     controller CPU (a run's figures vary by 10-20% on a shared 2-core machine)."""
     converge(root, inventory, limit, forks)  # brings the hosts to this version's deployment
-    runs = sorted((converge(root, inventory, limit, forks) for _ in range(max(1, repeat))), key=lambda run: run[1])
+    runs = sorted((converge(root, inventory, limit, forks) for _attempt in range(max(1, repeat))), key=lambda run: run[1])
     wall, cpu, recap = runs[len(runs) // 2]
     if len(runs) > 1:
         print("%-9s %-8s controller CPU of the %d no-op runs: %s s (the median's figures below)"
