@@ -67,7 +67,7 @@ options:
       - The repository's signing key URL. When given, the key is downloaded here (a read, in check
         mode too) and returned as RV(key_content), so the role compares it with the installed key
         and checks its fingerprint without a task of its own; a download that fails fails the module,
-        naming the URL.
+        naming the URL, as does an answer larger than 1 MiB.
     type: str
     version_added: 0.1.0
   key_timeout:
@@ -197,13 +197,22 @@ def _read(path):
         return None
 
 
+# A signing key is a few KiB; an answer larger than this is not one (a hostile or broken server).
+MAX_KEY_BYTES = 1024 * 1024
+
+
 def download_key(module, url, timeout):
-    """The key's text from ``url``; fails the module, naming the URL, unless it answers 200."""
+    """The key's text from ``url``; fails the module, naming the URL, unless it answers 200 with at
+    most MAX_KEY_BYTES."""
     response, info = fetch_url(module, url, method="GET", timeout=timeout)
     if info.get("status") != 200 or response is None:
         module.fail_json(msg=scrub("the repository signing key %s could not be downloaded: HTTP %s %s"
                                    % (url, info.get("status"), info.get("msg", ""))))
-    return to_text(response.read(), errors="surrogate_or_strict")
+    body = response.read(MAX_KEY_BYTES + 1)
+    if len(body) > MAX_KEY_BYTES:
+        module.fail_json(msg=scrub("the repository signing key %s is larger than %d bytes: not a signing key; "
+                                   "check container_toolkit_repository_key_url" % (url, MAX_KEY_BYTES)))
+    return to_text(body, errors="surrogate_or_strict")
 
 
 def main():

@@ -107,3 +107,22 @@ def test_a_key_url_that_does_not_answer_200_fails_the_read_naming_it(tmp_path, k
     assert ("the repository signing key %s/missing.asc could not be downloaded: HTTP 404" % key_server) in result.stdout, \
         result.stdout[-3000:]
     assert "Install the repository signing key" not in result.stdout
+
+
+def test_an_answer_larger_than_a_key_is_refused_before_it_is_read_whole(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "huge.asc").write_bytes(b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n" + b"A" * (2 * 1024 * 1024))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = "http://127.0.0.1:%d/huge.asc" % server.server_address[1]
+        result = key_step(tmp_path, url, [ED25519])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode != 0
+    assert "the repository signing key %s is larger than 1048576 bytes" % url in result.stdout, result.stdout[-3000:]
+    assert "Install the repository signing key" not in result.stdout
