@@ -71,6 +71,9 @@ GROUP_VARS = {
     "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
     "server_registry_prefix": "127.0.0.1:5000",
     "server_network_mode": "host",
+    # The nested engine (vfs) copies the image's files when it creates a container: over a minute
+    # while the whole suite loads the machine's 2 cores (a 60 s call timed out in CI).
+    "server_docker_timeout": 180,
     "server_ready_timeout": 180,
     "server_request_timeout": 60,
     "preflight_disk_free_gib": 2,

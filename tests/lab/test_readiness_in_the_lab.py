@@ -137,7 +137,7 @@ def test_a_slow_cold_start_shows_phase_and_elapsed_every_30_s(fleet):
     begin = task_started_at(run, WAIT_TASK)
     times = [begin] + [arrived for arrived, dummy, dummy2 in progress]
     gaps = [later - earlier for earlier, later in zip(times, times[1:])]
-    assert max(gaps) <= 30, gaps  # a line at least every 30 s (server_ready_wait_chunk 25 + the module's start)
+    assert max(gaps) <= 30, gaps  # a line at least every 30 s (server_ready_wait_chunk 20 + the module's start, seconds under load)
     elapsed = [seconds for dummy, dummy2, seconds in progress]
     assert elapsed == sorted(elapsed) and elapsed[-1] >= 100
     phases = [phase for dummy, phase, dummy2 in progress]
