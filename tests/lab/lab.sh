@@ -454,6 +454,17 @@ cmd_status() {
   return $rc
 }
 
+# One `up` or `down` at a time: pytest's workers each call `up` when their first lab module starts,
+# and two at once raced on the files it rewrites (the key pin's and the lock's .tmp). flock -o: the
+# daemons `up` starts do not inherit the lock.
+case "${1:-}" in
+  up | down)
+    if [ -z "${LAB_SH_LOCKED:-}" ]; then
+      mkdir -p "$LAB_DIR"
+      LAB_SH_LOCKED=1 exec flock -o "$LAB_DIR/lab.sh.lock" "$0" "$@"
+    fi ;;
+esac
+
 case "${1:-}" in
   up) cmd_up ;;
   down) shift; cmd_down "$@" ;;
