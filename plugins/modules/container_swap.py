@@ -54,6 +54,13 @@ options:
     description: The Docker daemon, C(unix://) or plain C(tcp://).
     type: str
     default: unix:///var/run/docker.sock
+  timeout:
+    description:
+      - Seconds each call to the Docker daemon may take (a stop gets O(stop_timeout) more).
+      - Removing the replaced container deletes its files, which takes long on some storage
+        drivers (vfs) and a busy disk. The server role passes C(server_docker_timeout).
+    type: int
+    default: 30
 notes:
   - Needs only Python on the target (no Docker SDK).
   - Containers that hold a port or GPU memory can not run side by side, which is why the old one
@@ -202,6 +209,7 @@ def run_module():
             staged=dict(type="str", required=True),
             stop_timeout=dict(type="int"),
             docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+            timeout=dict(type="int", default=30),
         ),
         supports_check_mode=True,
     )
@@ -211,7 +219,9 @@ def run_module():
                              "(for example %s-next)" % (params["name"], params["name"]))
     if params["stop_timeout"] is not None and params["stop_timeout"] < 0:
         module.fail_json(msg="stop_timeout must be 0 or more seconds, not %d" % params["stop_timeout"])
-    client = DockerClient(params["docker_host"])
+    if params["timeout"] < 1:
+        module.fail_json(msg="timeout must be 1 or more seconds, not %d" % params["timeout"])
+    client = DockerClient(params["docker_host"], timeout=float(params["timeout"]))
     try:
         current = inspect_or_none(client, params["name"])
         replacement = inspect_or_none(client, params["staged"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -40,9 +41,10 @@ class FakeDocker(object):
     """Containers by name ({name: {"Id", "Image", "State": {"Running"}, "Config": {...}}}); the
     lifecycle endpoints answer as the Docker Engine API does (204, 304, 404, 409, 500 + message)."""
 
-    def __init__(self, containers, refuse_start=()):
+    def __init__(self, containers, refuse_start=(), remove_takes=0.0):
         self.containers = containers
         self.refuse_start = set(refuse_start)  # names whose start Docker refuses (500)
+        self.remove_takes = remove_takes  # seconds a remove takes (vfs deleting the files on a busy disk)
         self.calls = []
         fake = self
 
@@ -93,6 +95,7 @@ class FakeDocker(object):
                     fake.containers[new] = fake.containers.pop(name)
                     return self._answer(204)
                 if method == "DELETE" and action is None:
+                    time.sleep(fake.remove_takes)
                     if state["Running"] and query.get("force") != ["1"]:
                         return self._answer(409, {"message": "cannot remove a running container"})
                     del fake.containers[name]
@@ -201,6 +204,29 @@ def test_same_name_is_refused(run_module, docker):
     assert failed and "srv-next" in result["msg"]
 
 
+def test_a_remove_slower_than_the_timeout_fails_naming_it(run_module, docker):
+    fake, host = docker(FakeDocker(containers(), remove_takes=1.5))
+    failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
+                                                 "timeout": 1})
+    assert failed and "did not answer within 1.0s" in result["msg"], result
+
+
+def test_a_longer_timeout_waits_for_a_slow_remove(run_module, docker):
+    fake, host = docker(FakeDocker(containers(), remove_takes=1.5))
+    failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
+                                                 "timeout": 5})
+    assert not failed and result["changed"], result
+    assert fake.containers["srv"]["Id"] == "new" and "srv-next" not in fake.containers
+
+
+def test_a_timeout_below_one_second_is_refused(run_module, docker):
+    fake, host = docker(FakeDocker(containers()))
+    failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
+                                                 "timeout": 0})
+    assert failed and result["msg"] == "timeout must be 1 or more seconds, not 0"
+    assert fake.changes() == []
+
+
 def test_unreachable_daemon(run_module, tmp_path):
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next",
                                                  "docker_host": "unix://%s/missing.sock" % tmp_path})
@@ -286,14 +312,17 @@ def test_an_undo_that_fails_too_names_both_failures():
 
 
 class ClientFactory(object):
-    """Stands for the DockerClient class: records the docker_host it is built with; the client
-    answers every inspect with the daemon's connection error."""
+    """Stands for the DockerClient class (``DockerClient(docker_host, timeout=30.0)``): records the
+    docker_host and timeout it is built with; the client answers every inspect with the daemon's
+    connection error."""
 
     def __init__(self):
         self.hosts = []
+        self.timeouts = []
 
-    def __call__(self, host):
+    def __call__(self, host, timeout=30.0):
         self.hosts.append(host)
+        self.timeouts.append(timeout)
         return self
 
     def inspect(self, container):
@@ -304,7 +333,7 @@ def test_docker_host_defaults_to_the_local_socket_and_a_daemon_error_carries_its
     factory = ClientFactory()
     monkeypatch.setattr(container_swap, "DockerClient", factory)
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next"})
-    assert factory.hosts == ["unix:///var/run/docker.sock"]
+    assert factory.hosts == ["unix:///var/run/docker.sock"] and factory.timeouts == [30.0]
     assert failed and result["msg"] == "cannot reach the Docker daemon at unix:///var/run/docker.sock"
     assert "Traceback" in result["exception"] and "DockerError" in result["exception"]
 
