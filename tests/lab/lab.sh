@@ -179,7 +179,8 @@ ensure_images() {
   done
   [ ${#failed[@]} -eq 0 ] || die "debootstrap build of the ${failed[*]} image failed (see $LOG/build-${failed[0]}.log)"
   local hash
-  hash="$(tree_hash "$LAB_SRC" toolkit/src/nvidia-smi toolkit/set-hardware setup/target.Dockerfile)"
+  hash="$(tree_hash "$LAB_SRC" toolkit/src/nvidia-smi toolkit/set-hardware toolkit/inferops_lab_pyc.py \
+    setup/target.Dockerfile)"
   hash="$hash-$(docker image inspect --format '{{.Id}}' "$TARGET_OS_IMAGE" | cut -c8-19)"
   if [ "$(image_label "$TARGET_IMAGE" inferops-lab.src-hash)" = "$hash" ]; then
     say "image $TARGET_IMAGE: up to date"
