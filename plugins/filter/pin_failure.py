@@ -18,14 +18,6 @@ options:
     description: The canary's target (P(inferops.serving.pin_target#filter)).
     type: dict
     required: true
-  host:
-    description: The canary's inventory name.
-    type: str
-    required: true
-  now:
-    description: The time to record (UTC, ISO 8601).
-    type: str
-    required: true
   known_bad_file:
     description: The known-bad list's file, named in the message.
     type: str
@@ -46,6 +38,8 @@ options:
   bench_dir:
     description: The benchmark's results directory.
     type: str
+extends_documentation_fragment:
+  - inferops.serving.pin_canary
 """
 
 EXAMPLES = r"""

@@ -19,21 +19,6 @@ options:
     description: The canary's target (P(inferops.serving.pin_target#filter)).
     type: dict
     required: true
-  deployment:
-    description: The deployment plan (C(server_deployment)).
-    type: dict
-    required: true
-  host:
-    description: The canary's inventory name.
-    type: str
-    required: true
-  now:
-    description: The time to record (UTC, ISO 8601).
-    type: str
-    required: true
-  summary:
-    description: The server role's C(server_summary).
-    type: dict
   version:
     description: The engine's C(/version) answer.
     type: str
@@ -59,6 +44,9 @@ options:
   pushed:
     description: The registered result of the push to the mirror.
     type: dict
+extends_documentation_fragment:
+  - inferops.serving.pin_canary
+  - inferops.serving.pin_canary.lock_entry
 """
 
 EXAMPLES = r"""

@@ -21,24 +21,12 @@ options:
     description: The canary's target (P(inferops.serving.pin_model_target#filter)).
     type: dict
     required: true
-  deployment:
-    description: The deployment plan (C(server_deployment)).
-    type: dict
-    required: true
-  host:
-    description: The canary's inventory name.
-    type: str
-    required: true
-  now:
-    description: The time to record (UTC, ISO 8601).
-    type: str
-    required: true
   cache_info:
     description: The canary's registered M(inferops.serving.model_cache_info) result (C(model_cache_info)).
     type: dict
-  summary:
-    description: The server role's C(server_summary).
-    type: dict
+extends_documentation_fragment:
+  - inferops.serving.pin_canary
+  - inferops.serving.pin_canary.lock_entry
 """
 
 EXAMPLES = r"""
