@@ -153,6 +153,13 @@ def test_second_run_changes_nothing(converged):
     assert recap and "changed=0" in recap[-1], recap
 
 
+def test_the_fleets_targets_carry_the_critical_paths_cpu_weight(converged):
+    """tests/lab/fleet.yml gives inventories/lab's targets lab_target_cpu_shares (8192)."""
+    for host in sorted(labkit.lab_fleet_hosts()):
+        shares = labkit.run([labkit.DOCKER, "inspect", "-f", "{{.HostConfig.CpuShares}}", host]).stdout.strip()
+        assert shares == "8192", (host, shares)
+
+
 def test_keys_are_in_no_output_argv_journal_or_file_but_the_env_file(converged):
     for where, text in converged.items():
         for key in (MASTER_KEY, ENGINE_KEY):
