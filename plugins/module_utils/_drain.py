@@ -34,6 +34,15 @@ class DrainError(ValueError):
     """A drain state or routing file that cannot be read; the message names the file and the fix."""
 
 
+def read_text(path):
+    """A file of the gateway's state directory as text; None when there is none (not drained, not configured)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
 def _load(text, path, key):
     if text is None or not str(text).strip():
         return {}

@@ -128,17 +128,10 @@ from ..module_utils._drain import (
     outages,
     parse_routing,
     parse_state,
+    read_text,
     state_text,
     updated,
 )
-
-
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
 
 
 def run_module():
@@ -157,7 +150,7 @@ def run_module():
     state_dir = params["state_dir"]
     state_path, routing_path = os.path.join(state_dir, STATE_FILE), os.path.join(state_dir, ROUTING_FILE)
     result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[])
-    routing_text = _read(routing_path)
+    routing_text = read_text(routing_path)
     if routing_text is None:
         result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % routing_path
         module.exit_json(**result)
@@ -171,7 +164,7 @@ def run_module():
         if not module.check_mode:
             lock = open(os.path.join(state_dir, ".drained.lock"), "a", encoding="utf-8")
             fcntl.flock(lock, fcntl.LOCK_EX)
-        before_text = _read(state_path)
+        before_text = read_text(state_path)
         before = parse_state(before_text, state_path)
         result["previously_drained"] = before
         if params["state"] == "drained":

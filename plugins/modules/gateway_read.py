@@ -128,6 +128,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ..module_utils._bounded_http import bounded_request
+from ..module_utils._drain import read_text
 from ..module_utils._gateway_read import (
     deployments_read,
     error_message,
@@ -159,14 +160,6 @@ def _wait_ready(url, wait, timeout):
         if time.monotonic() + 2 > deadline:
             return False, last
         time.sleep(2)
-
-
-def _read_drain_file(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        return None
 
 
 def run_module():
@@ -214,7 +207,7 @@ def run_module():
     status, body, error = _get(url + "/v1/model/info", key, timeout)
     result["model_info"] = deployments_read(status, parse_json(body) if body is not None else None, error)
     try:
-        result["drained"] = _read_drain_file(params["drain_file"])
+        result["drained"] = read_text(params["drain_file"])
     except OSError as exc:
         module.fail_json(msg="%s: %s" % (params["drain_file"], exc), **result)
     module.exit_json(msg=proven, **result)
