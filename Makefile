@@ -38,7 +38,7 @@ lab-down:
 	tests/lab/lab.sh down
 
 ## bench: the heavy benchmarks (not part of make test): log scan vs grep, swap downtime, the gateway's added latency, no-op converge
-## before/after, the watchdog under a 2-minute 64-request burst, a full load sweep (5 levels x 3 runs x 30 s)
+## before/after, the simulator's wall-clock pace with tight bounds, the watchdog under a 2-minute 64-request burst, a full load sweep (5 levels x 3 runs x 30 s)
 ## with the pinned load generator (.venv-loadgen, scripts/loadgen-env) against the engine simulator
 bench: lab-fleet
 	scripts/loadgen-env
@@ -50,6 +50,7 @@ bench: lab-fleet
 	python benchmarks/noop_converge_bench.py
 	INFEROPS_WATCHDOG_BURST_SECONDS=120 pytest tests/lab/test_watchdog.py -k burst -q
 	pytest tests/lab/test_benchmark.py -m heavy -q
+	INFEROPS_BENCH_QUIET=1 pytest tests/unit/lab/test_engine_sim_perf.py -k wall_clock -q
 
 ## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns, the profile lint, the launch script and the swap module
 mutation: env

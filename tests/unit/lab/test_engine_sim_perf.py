@@ -4,10 +4,17 @@
 Pure: the sweep and the burst run the model's own engine steps in virtual time (no clock, no
 socket). The last test runs the simulator as a process on 127.0.0.1 with time compressed and
 checks that tokens stream over wall-clock time as the model says.
+
+The wall-clock tests are never early by more than 10 % (a simulator that ignores the model's step
+times or the time scale is early by far more). How late they may be depends on the machine: in
+`make test` other jobs share the two cores, and the CI run of 49c52f3 measured a 128-request burst
+60 % late, so there the bound is 100 % (a simulator that ignores the scale is 200 % late at 3x).
+`make bench` runs them alone on a quiet machine (INFEROPS_BENCH_QUIET=1), with the tight bounds.
 """
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
@@ -22,6 +29,14 @@ from test_engine_sim_process import Sim, wait_ready
 
 GB10 = perf.params("gb10-vllm")
 G7E = perf.params("g7e-sglang")
+
+
+QUIET = os.environ.get("INFEROPS_BENCH_QUIET") == "1"
+
+
+def late_bound(quiet_bound: float) -> float:
+    """How late a wall-clock test may be: its own tight bound on a quiet machine, 100 % in make test."""
+    return quiet_bound if QUIET else 1.0
 
 
 def within(value, expected, tolerance=0.10):
@@ -207,8 +222,8 @@ def test_streaming_follows_the_model_in_wall_clock_time(tmp_path, sims):
     assert after["vllm:spec_decode_num_draft_tokens_total"] == 2 * drafts
     assert abs(pos0 / drafts - 0.67) < 0.12 and abs(pos1 / drafts - 0.36) < 0.12
     assert all(arrivals[index][1]["completion_tokens"] == output for index in range(streams))
-    # Never early (tokens come over time, as the model says); late by up to 25 % on a shared machine.
-    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.25, (wall * scale, expected)
+    # Never early (tokens come over time, as the model says); late by up to 25 % on a quiet machine.
+    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= late_bound(0.25), (wall * scale, expected)
     for times, dummy in arrivals.values():
         # Streamed over time: about one chunk per engine step (2.03 tokens per step), the first
         # after the prefill and the last at the end.
@@ -257,9 +272,9 @@ def test_sglang_burst_follows_the_model_in_wall_clock_time(tmp_path, sims):
     wall = time.monotonic() - started
     expected = perf.burst(G7E, outputs, prompt_tokens=200, kv_tokens=17892656)
     assert [results.get(index) for index in range(len(outputs))] == outputs
-    # The wall clock also counts starting 128 client threads and their connections on a shared
-    # 2-core machine (other jobs running): late by up to 35 %, never early by more than 10 %.
-    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= 0.35, (wall * scale, expected)
+    # The wall clock also counts starting 128 client threads and their connections: late by up to
+    # 35 % on a quiet machine, never early by more than 10 %.
+    assert -0.10 <= wall * scale / expected["duration_s"] - 1 <= late_bound(0.35), (wall * scale, expected)
     assert metrics(port)["sglang:generation_tokens_total{engine_type=\"unified\",pp_rank=\"0\",tp_rank=\"0\"}"] \
         == sum(outputs)
     assert "Decode batch, #running-req: " in sim.stdout and "Prefill batch, #new-seq: " in sim.stdout
