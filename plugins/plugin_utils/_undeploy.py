@@ -19,9 +19,12 @@ from __future__ import annotations
 import posixpath
 
 # The template units (templates/etc/systemd/system/) and the watchdog's program files
-# (tasks/watchdog.yml), which every deployment on a host shares.
+# (tasks/watchdog.yml: the program and the host_library files it imports), which every deployment
+# on a host shares. tests/unit/plugins/plugin_utils/test_undeploy.py keeps this list and the files
+# tasks/watchdog.yml installs the same.
 SHARED_UNITS = ("/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service")
-SHARED_PROGRAMS = ("inferops_watchdog.py", "inferops_unified_memory.py")
+SHARED_PROGRAMS = ("inferops_watchdog.py", "inferops_unified_memory.py", "inferops_docker_api.py",
+                   "inferops_prometheus.py", "inferops_bounded_http.py")
 
 
 def undeploy_plan(deployment, state_file, scripts=()):

@@ -24,7 +24,9 @@ HOST = "lab-g7e"
 REMOVED = ["/usr/local/lib/inferops-serving/inferops-serving.sh", "/etc/inferops-serving/watchdog-inferops-serving.json",
            "/var/lib/inferops-serving/watchdog-inferops-serving.json", "/var/lib/inferops-serving/inferops-serving.json",
            "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
-           "/usr/local/lib/inferops-serving/inferops_watchdog.py"]
+           "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py",
+           "/usr/local/lib/inferops-serving/inferops_docker_api.py", "/usr/local/lib/inferops-serving/inferops_prometheus.py",
+           "/usr/local/lib/inferops-serving/inferops_bounded_http.py"]
 
 
 def run(args):

@@ -3,8 +3,13 @@
 profile with the role's default directories (issue 26)."""
 from __future__ import annotations
 
+import os
+import re
+
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
-from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import undeploy_plan
+from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import SHARED_PROGRAMS, undeploy_plan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
 # The server role's defaults (roles/server/defaults/main.yml) as its plan options.
 OPTIONS = {"name": "inferops-serving", "port": 8000, "config_dir": "/etc/inferops-serving",
@@ -28,7 +33,9 @@ def test_the_hosts_only_deployment_goes_whole():
         "/etc/inferops-serving/watchdog-inferops-serving.json", "/var/lib/inferops-serving/watchdog-inferops-serving.json",
         "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom", STATE,
         "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
-        "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py"]
+        "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py",
+        "/usr/local/lib/inferops-serving/inferops_docker_api.py", "/usr/local/lib/inferops-serving/inferops_prometheus.py",
+        "/usr/local/lib/inferops-serving/inferops_bounded_http.py"]
     assert all(entry["state"] == "absent" for entry in result["files"]) and result["shared"]
 
 
@@ -50,3 +57,11 @@ def test_another_deployment_on_the_host_keeps_the_shared_files():
                              "/var/lib/inferops-serving/watchdog-sglang-b.json", "/var/lib/inferops-serving/sglang-b.json"]
     # The model cache and the engine cache are data, never removed.
     assert not any("cache" in path for path in paths(result))
+
+
+def test_the_shared_programs_are_the_files_the_role_installs_in_the_script_dir():
+    # Until session 16 the list named the watchdog and unified_memory only, and an undeploy left
+    # the three other files the watchdog imports (docker_api, prometheus, bounded_http) behind.
+    with open(os.path.join(ROOT, "roles", "server", "tasks", "watchdog.yml"), encoding="utf-8") as handle:
+        installed = re.findall(r"server_script_dir ~ '/([^']+)'", handle.read())
+    assert sorted(installed) == sorted(SHARED_PROGRAMS) and len(installed) == 5
