@@ -4,7 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""The Prometheus text exposition format (0.0.4), read: the one parser of the collection.
+"""The Prometheus text exposition format (0.0.4), read and written: the one parser of the
+collection, and the writer of the watchdog's node_exporter textfile (``family``).
 
 The controller reads an engine's ``/metrics`` with it (status, benchmark, speculative
 acceptance) and the server role installs this file beside the watchdog on every serving host as
@@ -17,6 +18,8 @@ optional timestamp (integer milliseconds) follows the value. Lines that are comm
 sample are passed over, so an odd line never hides the rest.
 """
 from __future__ import annotations
+
+import math
 
 _ESCAPES = {"n": "\n", "\\": "\\", '"': '"'}
 
@@ -120,3 +123,22 @@ def metric_by_label(text, name, label):
         if label in labels:
             grouped[labels[label]] = grouped.get(labels[label], 0.0) + value
     return grouped
+
+
+def label_value(value):
+    """``value`` as a label value between double quotes (backslash, newline and quote escaped)."""
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def sample_value(value):
+    """A sample's value as text: an integer as such, a float by repr, NaN as ``NaN``."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return repr(float(value)) if isinstance(value, float) else str(int(value))
+
+
+def family(name, kind, help_text, samples):
+    """The lines of one metric family: ``# HELP``, ``# TYPE``, then one line per ``(labels, value)``
+    of ``samples`` (labels: the text between the braces, already escaped with label_value)."""
+    lines = ["# HELP %s %s" % (name, help_text), "# TYPE %s %s" % (name, kind)]
+    return lines + ["%s{%s} %s" % (name, labels, sample_value(value)) for labels, value in samples]

@@ -63,7 +63,7 @@ import time
 # HTTP request with a total deadline and a size cap.
 from inferops_bounded_http import bounded_request
 from inferops_docker_api import DockerClient, DockerError, parse_docker_time
-from inferops_prometheus import metric_sums
+from inferops_prometheus import family, label_value, metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
 
 STATE_VERSION = 1
@@ -448,24 +448,16 @@ def record(state, sample, verdict, decision, action, now):
     return state
 
 
-def _label(value):
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
 def render_textfile(state, config, now, state_write_failed=False):
     """node_exporter textfile collector content (Prometheus text format 0.0.4)."""
-    labels = 'container="%s"' % _label(config["container"])
+    labels = 'container="%s"' % label_value(config["container"])
     last = (state.get("records") or [{}])[-1]
     out = []
 
-    def metric(name, kind, help_text, value, extra=""):
-        out.append("# HELP %s %s" % (name, help_text))
-        out.append("# TYPE %s %s" % (name, kind))
-        if isinstance(value, dict):
-            for key in sorted(value):
-                out.append('%s{%s,%s} %s' % (name, labels, key, _number_text(value[key])))
-        else:
-            out.append("%s{%s%s} %s" % (name, labels, extra, _number_text(value)))
+    def metric(name, kind, help_text, value):
+        samples = [("%s,%s" % (labels, key), value[key]) for key in sorted(value)] \
+            if isinstance(value, dict) else [(labels, value)]
+        out.extend(family(name, kind, help_text, samples))
 
     metric("inferops_watchdog_up", "gauge", "1 when the engine answered the last completion probe in time.",
            1 if last.get("outcome") in ("healthy", "slow") else 0)
@@ -489,12 +481,6 @@ def render_textfile(state, config, now, state_write_failed=False):
     metric("inferops_watchdog_last_success_timestamp_seconds", "gauge",
            "Unix time of the last healthy probe (0: none yet).", state.get("last_success") or 0)
     return "\n".join(out) + "\n"
-
-
-def _number_text(value):
-    if isinstance(value, float) and math.isnan(value):
-        return "NaN"
-    return repr(float(value)) if isinstance(value, float) else str(int(value))
 
 
 def _iso(epoch):

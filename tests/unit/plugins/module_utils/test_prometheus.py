@@ -90,3 +90,26 @@ def test_metric_by_label_groups_one_metrics_samples():
     assert p.metric_by_label(text, name, "position") == {"0": 8.0, "1": 3.0}
     assert p.metric_by_label(text, name, "engine") == {"0": 9.0, "1": 2.0}
     assert p.metric_by_label(text, "vllm:absent", "position") == {}
+
+
+def test_what_family_writes_the_reference_parser_and_ours_read_back():
+    # The watchdog's textfile is written with family(); node_exporter reads it as Prometheus does.
+    labels = 'container="%s"' % p.label_value(ODD_MODEL + "\nline two")
+    text = "\n".join(p.family("inferops_watchdog_up", "gauge", "1 when the engine answered.", [(labels, 1)])
+                     + p.family("inferops_watchdog_probe_latency_seconds", "gauge", "Latency.", [(labels, float("nan"))])
+                     + p.family("inferops_watchdog_probe_outcome", "gauge", "Outcome.",
+                                [(labels + ',outcome="healthy"', 1), (labels + ',outcome="dead"', 0)])) + "\n"
+    reference = {family.name: family for family in text_string_to_metric_families(text)}
+    assert reference["inferops_watchdog_up"].type == "gauge"
+    assert reference["inferops_watchdog_up"].documentation == "1 when the engine answered."
+    sample = reference["inferops_watchdog_up"].samples[0]
+    assert sample.labels == {"container": ODD_MODEL + "\nline two"} and sample.value == 1
+    outcomes = {s.labels["outcome"]: s.value for s in reference["inferops_watchdog_probe_outcome"].samples}
+    assert outcomes == {"healthy": 1, "dead": 0}
+    ours = list(p.samples(text))
+    assert ours[0] == ("inferops_watchdog_up", {"container": ODD_MODEL + "\nline two"}, 1.0)
+    assert str(ours[1][2]) == "nan" and len(ours) == 4
+
+
+def test_sample_values_are_written_as_the_format_says():
+    assert [p.sample_value(v) for v in (3, True, 2.5, float("nan"), 1e-07)] == ["3", "1", "2.5", "NaN", "1e-07"]
