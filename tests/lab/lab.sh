@@ -405,7 +405,7 @@ cmd_down() {
     ids="$(lab_containers | sort -u)"
     if [ -n "$ids" ]; then
       say "removing lab containers: $(echo "$ids" | tr '\n' ' ')"
-      echo "$ids" | xargs "$DOCKER_BIN" rm -f >/dev/null
+      echo "$ids" | xargs "$DOCKER_BIN" rm -f -v >/dev/null
     fi
     if [ "$purge" = 1 ]; then
       local images

@@ -8,7 +8,7 @@ tests/lab/conftest.py). Each module takes the ones it needs with ``module_fleet(
 of its own (its group_vars, its copy of the lab's lock, its known-bad file: inventory-side state
 stays per module) pointing at them, and a start that makes a host no module made yet (the
 minutes a host costs: its target container, the toolkit installed, the image pulled cold into
-vfs) and puts the others back in the state a new host had, whatever a module before it left:
+its nested engine) and puts the others back in the state a new host had, whatever a module before it left:
 
 * tests/lab/fleet.yml from the module's inventory: a missing target container is created, a
   stopped one started again, the simulated hardware files (``/etc/inferops-lab/gpu.json``,
@@ -68,11 +68,11 @@ GROUP_VARS = {
     "lab_hardware": "gb10",
     "container_toolkit_repository_url": "http://127.0.0.1:5080/libnvidia-container",
     "container_toolkit_version": "1.17.8-1",
-    "container_toolkit_daemon_json_settings": {"storage-driver": "vfs", "iptables": False, "bridge": "none"},
+    "container_toolkit_daemon_json_settings": {"storage-driver": "overlay2", "iptables": False, "bridge": "none"},
     "server_registry_prefix": "127.0.0.1:5000",
     "server_network_mode": "host",
-    # The nested engine (vfs) copies the image's files when it creates a container: over a minute
-    # while the whole suite loads the machine's 2 cores (a 60 s call timed out in CI).
+    # Docker's calls wait while the whole suite loads the machine's 2 cores (a 60 s call timed out
+    # in CI when the nested engine was on vfs, which copied an image's files at every create).
     "server_docker_timeout": 180,
     "server_ready_timeout": 180,
     "server_request_timeout": 60,
@@ -265,14 +265,14 @@ class SharedSparks:
         the same name (an interrupted session's) is removed first."""
         new = [host for host in hosts if host not in self.built]
         for host in new:
-            run([DOCKER, "rm", "-f", host], check=False)
+            run([DOCKER, "rm", "-f", "-v", host], check=False)
             if host not in self.made:
                 self.made.append(host)
         return new
 
     def remove(self):
         for host in self.made:
-            run([DOCKER, "rm", "-f", host], check=False)
+            run([DOCKER, "rm", "-f", "-v", host], check=False)
 
 
 @contextlib.contextmanager

@@ -118,14 +118,14 @@ def fleet(tmp_path_factory):
     run([os.path.join(ROOT, "scripts", "loadgen-env")], timeout=1800)
     original = run([NIGHTLY, "digest", TAG]).stdout.strip()
     inventory = write_inventory(str(tmp_path_factory.mktemp("bench-inventory")), {HOST: PORT}, GROUP_VARS)
-    run([DOCKER, "rm", "-f", HOST], check=False)
+    run([DOCKER, "rm", "-f", "-v", HOST], check=False)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))
         playbook(inventory, "site.yml")
         yield inventory
     finally:
         run([NIGHTLY, "move", TAG, original], check=False)
-        run([DOCKER, "rm", "-f", HOST], check=False)
+        run([DOCKER, "rm", "-f", "-v", HOST], check=False)
 
 
 def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
@@ -268,13 +268,13 @@ def g7e_fleet(tmp_path_factory):
                                                 "env": {"ENGINE_SIM_TIME_SCALE": "%g" % G7E_SCALE}})
     inventory = write_inventory(str(tmp_path_factory.mktemp("bench-g7e-inventory")), {G7E_HOST: G7E_PORT},
                                 group_vars, group="g7e")
-    run([DOCKER, "rm", "-f", G7E_HOST], check=False)
+    run([DOCKER, "rm", "-f", "-v", G7E_HOST], check=False)
     try:
         playbook(inventory, os.path.join(LAB, "fleet.yml"))
         playbook(inventory, "site.yml")
         yield inventory
     finally:
-        run([DOCKER, "rm", "-f", G7E_HOST], check=False)
+        run([DOCKER, "rm", "-f", "-v", G7E_HOST], check=False)
 
 
 def test_benchmark_reproduces_seed002s_burst_on_a_g7e(g7e_fleet, tmp_path):

@@ -170,7 +170,7 @@ def wait_for_cooldown(clients):
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
     for host in (*HOSTS, GATEWAY_HOST):
-        labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
+        labkit.run([labkit.DOCKER, "rm", "-f", "-v", host], check=False)
     inventory = write_inventory(str(tmp_path_factory.mktemp("drain-inventory")))
     try:
         labkit.playbook(inventory, os.path.join(labkit.LAB, "fleet.yml"))
@@ -179,7 +179,7 @@ def fleet(tmp_path_factory):
         yield inventory
     finally:
         for host in (*HOSTS, GATEWAY_HOST):
-            labkit.run([labkit.DOCKER, "rm", "-f", host], check=False)
+            labkit.run([labkit.DOCKER, "rm", "-f", "-v", host], check=False)
 
 
 @pytest.fixture(scope="module")

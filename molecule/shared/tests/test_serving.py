@@ -61,11 +61,13 @@ def test_daemon_json_has_the_nvidia_runtime_and_kept_other_keys(host):
     config = json.loads(host.file("/etc/docker/daemon.json").content_string)
     assert config["runtimes"]["nvidia"] == {"path": "nvidia-container-runtime", "args": []}
     assert config["labels"] == ["inferops-lab=molecule"]  # the operator's key (prepare.yml)
-    assert config["storage-driver"] == "vfs"
+    # The inventory's setting (container_toolkit_daemon_json_settings) over the image's vfs.
+    assert config["storage-driver"] == "overlay2"
     assert "default-runtime" not in config
     # The engine read it: Docker was restarted after the change.
     runtimes = json.loads(host.check_output("docker info --format '{{json .Runtimes}}'"))
     assert "nvidia" in runtimes
+    assert host.check_output("docker info --format '{{.Driver}}'") == "overlay2"
 
 
 def test_container_runs_the_pinned_digest(host, hostvars, profile, container):
