@@ -9,17 +9,17 @@ BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0
 
 
 class Histogram:
-    def __init__(state):
-        state.counts = [0] * len(BUCKETS)
-        state.total = 0.0
-        state.count = 0
+    def __init__(self):
+        self.counts = [0] * len(BUCKETS)
+        self.total = 0.0
+        self.count = 0
 
-    def observe(state, value: float) -> None:
-        state.count += 1
-        state.total += value
+    def observe(self, value: float) -> None:
+        self.count += 1
+        self.total += value
         for index, bound in enumerate(BUCKETS):
             if value <= bound:
-                state.counts[index] += 1
+                self.counts[index] += 1
 
 
 def vllm_metrics(state) -> str:
@@ -77,6 +77,7 @@ def vllm_metrics(state) -> str:
                        f"{float(count)}")
     return "\n".join(out) + "\n"
 
+
 def sglang_metrics(state) -> str:
     """SGLang's /metrics of the simulated engine (``state``: its EngineState)."""
     labels = f'engine_type="unified",model_name="{state.served_model}",pp_rank="0",tp_rank="0"'
@@ -122,6 +123,7 @@ def sglang_metrics(state) -> str:
     _histogram(out, "sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in "
                     "seconds", state.e2e, labels)
     return "\n".join(out) + "\n"
+
 
 def _histogram(out, name, help_text, histogram: Histogram, labels: str) -> None:
     out.append(f"# HELP {name} {help_text}")
