@@ -19,7 +19,9 @@ options:
     type: dict
     required: true
   current:
-    description: The registered result of C(community.docker.docker_container_info) for the plan's container name.
+    description:
+      - The read of the plan's container: C(exists) and C(container), as C(inferops.serving.deployment_state)
+        with C(container) and C(community.docker.docker_container_info) return them.
     type: dict
     required: true
 """

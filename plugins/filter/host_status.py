@@ -26,7 +26,9 @@ options:
     type: str
     required: true
   container:
-    description: The registered result of C(community.docker.docker_container_info) for the serving container.
+    description:
+      - The serving container as read by C(inferops.serving.deployment_state) with C(container)
+        (or C(community.docker.docker_container_info)'s registered result): C(exists) and C(container).
     type: dict
   recorded:
     description: The registered result of C(inferops.serving.deployment_state) (read).

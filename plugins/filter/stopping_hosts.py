@@ -11,8 +11,8 @@ short_description: The hosts of a batch whose running engine this converge stops
 version_added: 0.1.0
 description:
   - For each host, C(container_action) of its deployment plan (C(server_deployment)) and of the
-    container the server role found (its registered C(docker_container_info) result). The host
-    is listed when a running container that differs from the plan will be stopped (C(replacing)).
+    container the server role found (its registered read of the host, C(deployment_state) with
+    C(container)). The host is listed when a running container that differs from the plan will be stopped (C(replacing)).
   - The server role's outage check reads it for the whole batch from every host; a host that has
     no plan or no container read yet (it failed before, or is not in this play) is left out.
 options:

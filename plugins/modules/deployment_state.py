@@ -27,6 +27,11 @@ description:
     C(0755).
   - The values of every C(env) mapping in the returned entries are replaced by C(<hidden>) unless
     O(reveal_env=true), so the result can be printed. O(entry) is never returned.
+  - With O(container), the same run also reads that container from the Docker daemon
+    (O(docker_host), the Docker Engine API's inspect) and returns it as RV(exists) and
+    RV(container), as M(community.docker.docker_container_info) does. The host's current
+    container and its proven deployments are one read. The container's environment
+    (C(Config.Env)) is left out unless O(reveal_env=true), for its secrets come from the env file.
 extends_documentation_fragment:
   - inferops.serving.attributes
   - inferops.serving.attributes.ACTIONGROUP_SERVING
@@ -62,10 +67,23 @@ options:
     default: 5
   reveal_env:
     description:
-      - Return the entries with their C(env) values (for a rollback that redeploys them). Use
-        C(no_log) on that task.
+      - Return the entries with their C(env) values (for a rollback that redeploys them), and
+        the container's C(Config.Env). Use C(no_log) on that task.
     type: bool
     default: false
+  container:
+    description:
+      - A container to read as well (its name or ID), e.g. the serving container of the
+        deployment. Unset, no Docker daemon is asked.
+    type: str
+  docker_host:
+    description: The Docker daemon to read O(container) from (V(unix://) or V(tcp://) without TLS).
+    type: str
+    default: unix:///var/run/docker.sock
+  docker_timeout:
+    description: Seconds the Docker daemon may take to answer the read of O(container).
+    type: int
+    default: 60
 notes:
   - With C(-vvv) Ansible prints module arguments, O(entry) included; an entry holds the resolved
     profile and launch spec, never a secret (secrets travel only in the 0600 env file).
@@ -78,6 +96,12 @@ EXAMPLES = r"""
   inferops.serving.deployment_state:
     path: /var/lib/inferops-serving/inferops-serving.json
   register: __server_state
+
+- name: Read the serving container and the deployments the host proved, in one read
+  inferops.serving.deployment_state:
+    path: /var/lib/inferops-serving/inferops-serving.json
+    container: inferops-serving
+  register: __server_current
 
 - name: Record the deployment that was just proven
   inferops.serving.deployment_state:
@@ -127,6 +151,18 @@ corrupt_copy:
   description: Where the unusable file was kept aside (or would be, in check mode), or V(null).
   returned: success
   type: str
+exists:
+  description: Whether O(container) exists.
+  returned: when O(container) is set
+  type: bool
+  sample: true
+container:
+  description:
+    - The Docker Engine API's inspect of O(container) (as C(docker inspect) prints it), without
+      C(Config.Env) unless O(reveal_env=true); V(null) when it does not exist.
+  returned: when O(container) is set
+  type: dict
+  sample: {Id: 4c2b..., Config: {Image: "vllm/vllm-openai@sha256:3dbe...", Labels: {}}, State: {Running: true}}
 """
 
 import datetime
@@ -136,6 +172,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _state_file
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError
 
 
 def _read(path):
@@ -145,6 +182,20 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return None
+
+
+def read_container(client, name, reveal_env=False):
+    """``{"exists", "container"}`` of container ``name`` as docker_container_info returns them; the
+    container's environment (``Config.Env``) left out unless ``reveal_env``."""
+    try:
+        info = client.inspect(name)
+    except DockerError as exc:
+        if exc.status == 404:
+            return {"exists": False, "container": None}
+        raise
+    if not reveal_env and isinstance(info.get("Config"), dict) and "Env" in info["Config"]:
+        info["Config"] = dict((key, value) for key, value in info["Config"].items() if key != "Env")
+    return {"exists": True, "container": info}
 
 
 def _write(path, text):
@@ -163,6 +214,9 @@ def main():
             entry=dict(type="dict"),
             history=dict(type="int", default=_state_file.DEFAULT_HISTORY),
             reveal_env=dict(type="bool", default=False),
+            container=dict(type="str"),
+            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+            docker_timeout=dict(type="int", default=60),
         ),
         required_if=[("state", "record", ("entry",))],
         supports_check_mode=True,
@@ -209,6 +263,12 @@ def main():
     result["last_known_good"] = view.get("last_known_good") or {}
     result["history"] = view.get("history") or []
     result["spec_sha256"] = result["last_known_good"].get("spec_sha256")
+    if module.params["container"]:
+        try:
+            client = DockerClient(module.params["docker_host"], timeout=module.params["docker_timeout"])
+            result.update(read_container(client, module.params["container"], module.params["reveal_env"]))
+        except DockerError as exc:
+            module.fail_json(msg="cannot read the container %s: %s" % (module.params["container"], exc), **result)
     module.exit_json(**result)
 
 

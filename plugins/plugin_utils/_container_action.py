@@ -16,8 +16,8 @@ from __future__ import annotations
 def container_action(deployment, current=None):
     """What a converge does with the container it finds: the one home of "does it run this plan".
 
-    ``current`` is community.docker.docker_container_info's result for the plan's container name
-    (``exists``, ``container``). A container runs the plan when it carries the plan's spec label
+    ``current`` is the read of the plan's container (``exists``, ``container``: deployment_state's
+    read, shaped as community.docker.docker_container_info's result). A container runs the plan when it carries the plan's spec label
     AND runs the plan's image: a container replaced by hand from the launch script keeps the
     label, so the label alone is not enough. Returns:
 

@@ -40,8 +40,9 @@ def host_status(host, deployment, container=None, recorded=None, health=None, co
                 watchdog=None):
     """``{host, ok, state, drift, ...}`` of one host; every argument is a task's result as registered.
 
-    ``container`` is community.docker.docker_container_info's result, ``recorded`` the
-    deployment_state read, ``health``/``completion`` ansible.builtin.uri results, ``metrics`` the
+    ``container`` is the container read (deployment_state with ``container``, or
+    community.docker.docker_container_info's result), ``recorded`` the deployment_state read,
+    ``health``/``completion`` ansible.builtin.uri results, ``metrics`` the
     /metrics text, ``watchdog`` the watchdog's state file (parsed) or None.
     """
     action = container_action(deployment, container)

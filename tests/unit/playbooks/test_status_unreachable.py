@@ -45,7 +45,7 @@ def test_every_host_has_a_row_with_its_reason_and_the_run_fails(tmp_path):
     gone = re.search(r'"gone-01 +\| gb10-nvfp4-mtp-throughput \|[^"]*\| UNREACHABLE: Failed to connect to the host '
                      r'via ssh: [^"]*Connection refused', out)
     assert gone, out[-4000:]
-    here = re.search(r'"here-01 +\| gb10-nvfp4-mtp-throughput \|[^"]*\| NOT READ: \'Look at the serving container\' '
+    here = re.search(r'"here-01 +\| gb10-nvfp4-mtp-throughput \|[^"]*\| NOT READ: \'Look at the serving container and its recorded deployments\' '
                      r'failed \(its message is hidden: the task is no_log\)"', out)
     assert here, out[-4000:]
     # Each host is failed with its state, so the recap shows both.

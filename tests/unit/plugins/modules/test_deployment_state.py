@@ -8,6 +8,8 @@ import stat
 
 from ansible_collections.inferops.serving.plugins.modules import deployment_state
 
+from docker_double import FakeDocker
+
 ENTRY = {"spec_sha256": "c" * 64, "image": "vllm/vllm-openai@sha256:" + "d" * 64,
          "spec": {"name": "inferops-serving", "env": {"VLLM_USE_FLASHINFER_MOE_FP4": "0"}},
          "profile": {"env": {"VLLM_USE_FLASHINFER_MOE_FP4": "0"}}}
@@ -86,3 +88,51 @@ def test_bad_entry_and_directory_fail_clearly(run_module, tmp_path):
                                         "a string); got keys spec")
     failed, result = run_module(deployment_state, {"path": str(tmp_path)})
     assert failed and result["msg"].startswith("path %s is a directory" % tmp_path)
+
+
+# --- the container read (container=): the server role's one read of the host -------------------------
+def _running(env):
+    return {"srv": {"Id": "4c2b", "Image": "sha256:aaa", "State": {"Running": True, "StartedAt": "2026-12-04T10:00:00Z"},
+                    "Config": {"Image": "vllm/vllm-openai@sha256:" + "d" * 64, "Labels": {"a": "b"}, "Env": env}}}
+
+
+def test_reads_the_container_with_the_state_and_hides_its_environment(run_module, docker, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"last_known_good": ENTRY, "history": [ENTRY]}))
+    fake, host = docker(FakeDocker(_running(["HF_TOKEN=hf_secret", "PATH=/usr/bin"])))
+    failed, result = run_module(deployment_state, {"path": str(path), "container": "srv", "docker_host": host})
+    assert not failed and not result["changed"]
+    assert result["exists"] is True
+    assert result["container"]["Config"] == {"Image": "vllm/vllm-openai@sha256:" + "d" * 64, "Labels": {"a": "b"}}
+    assert result["container"]["State"]["StartedAt"] == "2026-12-04T10:00:00Z"
+    assert "hf_secret" not in json.dumps(result)
+    assert result["spec_sha256"] == "c" * 64
+    assert [(m, n, a) for m, n, a, _q in fake.calls] == [("GET", "srv", "json")], "a read, nothing else"
+
+
+def test_reveal_env_returns_the_containers_environment(run_module, docker, tmp_path):
+    _fake, host = docker(FakeDocker(_running(["HF_TOKEN=hf_secret"])))
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json"), "container": "srv",
+                                                   "docker_host": host, "reveal_env": True})
+    assert not failed and result["container"]["Config"]["Env"] == ["HF_TOKEN=hf_secret"]
+
+
+def test_a_missing_container_is_not_an_error(run_module, docker, tmp_path):
+    _fake, host = docker(FakeDocker({}))
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json"), "container": "srv",
+                                                   "docker_host": host}, check_mode=True)
+    assert not failed and result["exists"] is False and result["container"] is None
+    assert result["last_known_good"] == {}
+
+
+def test_without_container_no_daemon_is_asked(run_module, tmp_path):
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json"),
+                                                   "docker_host": "unix://%s/missing.sock" % tmp_path})
+    assert not failed and "exists" not in result and "container" not in result
+
+
+def test_an_unreachable_daemon_fails_naming_the_container(run_module, tmp_path):
+    failed, result = run_module(deployment_state, {"path": str(tmp_path / "s.json"), "container": "srv",
+                                                   "docker_host": "unix://%s/missing.sock" % tmp_path})
+    assert failed
+    assert result["msg"].startswith("cannot read the container srv: cannot reach the Docker daemon at unix://")
