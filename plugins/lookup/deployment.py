@@ -56,6 +56,13 @@ options:
         any input differs (a pin canary's digest, a tune candidate's overrides).
       - Not used with O(record).
     type: dict
+  key_only:
+    description:
+      - Return only the digest of the inputs (the C(plan_key) a plan of them carries), without
+        planning. The server role's C(resolve) skips its planning task when the plan this run
+        already has carries this key (preflight planned the host). Not used with O(record).
+    type: bool
+    default: false
   record:
     description:
       - A recorded deployment (the C(last_known_good) entry of the host's state file) to rebuild
@@ -72,6 +79,13 @@ EXAMPLES = r"""
       {{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput',
                 overrides={'args': {'max-num-seqs': 16}}, options={'name': 'llm', 'port': 8000}) }}
 
+- name: Plan again only when an input changed since the plan this run made
+  ansible.builtin.set_fact:
+    deployment: "{{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput', options={'name': 'llm'}) }}"
+  when: >-
+    deployment.plan_key | default(none)
+    != lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput', options={'name': 'llm'}, key_only=true)
+
 - name: Show what its log must prove
   ansible.builtin.debug:
     msg: "{{ deployment.expect }} ({{ deployment.expect_sources }})"
@@ -87,6 +101,7 @@ _raw:
       C(health), C(version), C(models)), C(memory) (C(fraction), C(unified)), C(metrics) (metric
       names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256), and
       C(plan_key) (the digest of its inputs; not with O(record)).
+    - With O(key_only), that digest alone (a string).
   type: list
   elements: dict
 """
@@ -94,7 +109,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_once
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_key, plan_once
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
@@ -110,6 +125,9 @@ class LookupModule(LookupBase):
                 return [from_record(plain(record), options)]
             if len(terms) != 1:
                 raise ProfileError("name exactly one profile (server_profile), got %d" % len(terms))
+            if self.get_option("key_only"):
+                return [plan_key(str(terms[0]), options, lock=plain(self.get_option("lock")),
+                                 overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
             return [plan_once(str(terms[0]), options, lock=plain(self.get_option("lock")),
                               overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"),
                               previous=self.get_option("previous"))]

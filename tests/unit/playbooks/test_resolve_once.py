@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The server role's `resolve` entry point as preflight and the role itself run it in one play: the
-second keeps the first's plan (same inputs), a pin canary's digest overlay is planned again."""
+second keeps the first's plan (same inputs) and its task is skipped, a pin canary's digest overlay
+is planned again."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -54,3 +56,7 @@ def test_resolve_keeps_the_plan_of_the_same_inputs_and_plans_a_canary_anew(tmp_p
                             check=False)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "failed=0" in result.stdout
+    # The planning task ran, was skipped (the plan of the same inputs), and ran for the canary.
+    planned = re.findall(r"TASK \[inferops\.serving\.server : Plan the deployment of profile [^\]]*\] \**\n(\w+):",
+                         result.stdout)
+    assert planned == ["ok", "skipping", "ok"], result.stdout[-4000:]
