@@ -11,7 +11,7 @@
 the role's steps that are not done yet, each with its reason. A host where every step is done
 (a converge that changes nothing) then skips them without running their modules.
 ``installed_key_sha256(path)`` is the SHA-256 of the signing key file as the role installs it
-(root's, mode 0644), so a converge whose downloaded key is that key skips its install.
+(root's, mode 0644): the ``key`` step is left only when the downloaded key is not that key.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import os
 import stat
 
 # The role's steps, in its order (tasks/toolkit.yml, configure.yml, docker.yml).
-STEPS = ("prerequisites", "repository", "pin", "install", "hold", "daemon_json", "docker_install", "docker_start")
+STEPS = ("prerequisites", "key", "repository", "pin", "install", "hold", "daemon_json", "docker_install", "docker_start")
 
 
 def parse_dpkg_query(text):
@@ -66,7 +66,9 @@ def toolkit_steps(observed, wanted):
     file, or None), ``preferences`` (the pin file's text, or None), ``daemon_json_changes``
     (whether merging the settings would change daemon.json), ``signed_by_exists`` (the
     repository file's Signed-By key file exists), ``docker_active``/``docker_enabled``
-    (bools), ``apt_lists`` (how many package lists there are).
+    (bools), ``apt_lists`` (how many package lists there are), ``key_sha256`` (the SHA-256 of the
+    signing key downloaded on this run, or None: none was) and ``keyring_sha256``
+    (installed_key_sha256 of the installed one).
     ``wanted``: ``packages``, ``version``, ``hold`` (bool), ``manage_repository`` (bool),
     ``repository`` (the fields the .sources file must have), ``preferences`` (the pin file's
     text), ``prerequisites`` (packages the role's modules need), ``docker_packages`` (any of
@@ -77,6 +79,11 @@ def toolkit_steps(observed, wanted):
     missing = [p for p in wanted.get("prerequisites") or [] if p not in packages]
     if missing or not observed.get("apt_lists"):
         reasons["prerequisites"] = ("missing " + ", ".join(missing)) if missing else "no apt package lists"
+    if wanted.get("manage_repository") and observed.get("key_sha256") is not None:
+        if observed.get("keyring_sha256") is None:
+            reasons["key"] = "no signing key installed as root's, mode 0644"
+        elif observed["keyring_sha256"] != observed["key_sha256"]:
+            reasons["key"] = "the repository serves another signing key than the installed one"
     if wanted.get("manage_repository"):
         have = observed.get("repository")
         if have is None:

@@ -132,8 +132,10 @@ EXAMPLES = r"""
 RETURN = r"""
 steps:
   description:
-    - The role's steps not done yet, in order (V(prerequisites), V(repository), V(pin),
+    - The role's steps not done yet, in order (V(prerequisites), V(key), V(repository), V(pin),
       V(install), V(hold), V(daemon_json), V(docker_install), V(docker_start)).
+    - V(key) when the key downloaded from O(key_url) is not the installed O(keyring) (by its
+      SHA-256, RV(keyring_sha256)), with O(manage_repository).
   returned: success
   type: list
   elements: str
@@ -174,6 +176,7 @@ key_content:
 """
 
 import glob
+import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -271,15 +274,18 @@ def main():
         "docker_enabled": enabled,
         "apt_lists": len(glob.glob("/var/lib/apt/lists/*_Packages*")),
     }
+    key_content = download_key(module, p["key_url"], p["key_timeout"]) if p["key_url"] else None
+    observed["keyring_sha256"] = installed_key_sha256(p["keyring"])
+    observed["key_sha256"] = hashlib.sha256(key_content.encode("utf-8")).hexdigest() if key_content is not None else None
     wanted = {k: p[k] for k in ("packages", "version", "hold", "manage_repository", "repository", "preferences",
                                 "prerequisites", "docker_packages", "docker_package")}
     decided = toolkit_steps(observed, wanted)
     result = dict(changed=False, steps=decided["steps"], reasons=decided["reasons"], converged=not decided["steps"],
                   installed={name: packages[name]["version"] for name in names if name in packages},
                   docker_installed=any(name in packages for name in p["docker_packages"]),
-                  apt_lists=observed["apt_lists"], keyring_sha256=installed_key_sha256(p["keyring"]))
-    if p["key_url"]:
-        result["key_content"] = download_key(module, p["key_url"], p["key_timeout"])
+                  apt_lists=observed["apt_lists"], keyring_sha256=observed["keyring_sha256"])
+    if key_content is not None:
+        result["key_content"] = key_content
     module.exit_json(**result)
 
 

@@ -82,6 +82,20 @@ def test_an_unheld_package_a_changed_repository_and_a_missing_key_are_each_notic
     assert toolkit_steps(converged(signed_by_exists=False), WANTED)["steps"] == ["repository"]
 
 
+def test_the_key_step_is_left_only_when_the_downloaded_key_is_not_the_installed_one():
+    assert toolkit_steps(converged(key_sha256="a" * 64, keyring_sha256="a" * 64), WANTED)["steps"] == []
+    assert toolkit_steps(converged(key_sha256="b" * 64, keyring_sha256="a" * 64), WANTED)["reasons"] == {
+        "key": "the repository serves another signing key than the installed one"}
+    assert toolkit_steps(converged(key_sha256="b" * 64, keyring_sha256=None), WANTED)["reasons"] == {
+        "key": "no signing key installed as root's, mode 0644"}
+    # No key downloaded on this run (no key_url), or the repository is not managed: nothing to compare.
+    assert toolkit_steps(converged(key_sha256=None, keyring_sha256=None), WANTED)["steps"] == []
+    assert toolkit_steps(converged(key_sha256="b" * 64), dict(WANTED, manage_repository=False))["steps"] == []
+    fresh = {"packages": {}, "repository": None, "preferences": None, "daemon_json_changes": True,
+             "docker_active": False, "docker_enabled": False, "apt_lists": 0, "key_sha256": "b" * 64}
+    assert toolkit_steps(fresh, WANTED)["steps"][:3] == ["prerequisites", "key", "repository"]
+
+
 def test_unmanaged_repository_and_docker_are_not_checked():
     wanted = dict(WANTED, manage_repository=False, docker_package="")
     assert toolkit_steps(converged(repository=None, packages=parse_dpkg_query(DPKG_QUERY.replace("docker.io\t2", "x\t2"))),
