@@ -22,7 +22,7 @@ options:
     type: list
     elements: str
     required: true
-    choices: [unified_memory, docker_api, prometheus, bounded_http]
+    choices: [unified_memory, docker_api, prometheus, bounded_http, host_files]
 """
 
 EXAMPLES = r"""
@@ -48,7 +48,7 @@ from ansible.plugins.lookup import LookupBase
 
 # name -> the module_utils module that is its one home (standard library only, no collection imports).
 LIBRARIES = {name: "ansible_collections.inferops.serving.plugins.module_utils._" + name
-             for name in ("unified_memory", "docker_api", "prometheus", "bounded_http")}
+             for name in ("unified_memory", "docker_api", "prometheus", "bounded_http", "host_files")}
 
 
 def library_source(name):

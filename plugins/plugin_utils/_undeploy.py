@@ -24,7 +24,7 @@ import posixpath
 # tasks/watchdog.yml installs the same.
 SHARED_UNITS = ("/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service")
 SHARED_PROGRAMS = ("inferops_watchdog.py", "inferops_unified_memory.py", "inferops_docker_api.py",
-                   "inferops_prometheus.py", "inferops_bounded_http.py")
+                   "inferops_prometheus.py", "inferops_bounded_http.py", "inferops_host_files.py")
 
 
 def undeploy_plan(deployment, state_file, scripts=()):

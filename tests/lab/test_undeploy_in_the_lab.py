@@ -26,7 +26,8 @@ REMOVED = ["/usr/local/lib/inferops-serving/inferops-serving.sh", "/etc/inferops
            "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
            "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py",
            "/usr/local/lib/inferops-serving/inferops_docker_api.py", "/usr/local/lib/inferops-serving/inferops_prometheus.py",
-           "/usr/local/lib/inferops-serving/inferops_bounded_http.py"]
+           "/usr/local/lib/inferops-serving/inferops_bounded_http.py",
+           "/usr/local/lib/inferops-serving/inferops_host_files.py"]
 
 
 def run(args):

@@ -53,16 +53,16 @@ import math
 import os
 import socket
 import sys
-import tempfile
 import time
 
 # The collection's own code, one home each: the server role installs plugins/module_utils/_<name>.py
 # beside this program as inferops_<name>.py (the host_library lookup; the directory of a script
 # run by python3 is on sys.path): the unified-memory rule of the role's pre-start check, the
-# Docker Engine API client of the modules, the Prometheus text parser of the controller and an
-# HTTP request with a total deadline and a size cap.
+# Docker Engine API client of the modules, the Prometheus text parser of the controller, an
+# HTTP request with a total deadline and a size cap, and the atomic file write of host_files.
 from inferops_bounded_http import bounded_request
 from inferops_docker_api import DockerClient, DockerError, parse_docker_time
+from inferops_host_files import atomic_write
 from inferops_prometheus import family, label_value, metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
 
@@ -687,18 +687,9 @@ def restart(host, config, decision, clock=time.time, sleep=time.sleep):
 
 
 def write_atomic(path, text, mode=0o644):
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+    """``text`` into ``path`` (its directory made): a temporary file, fsynced, renamed over it."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    atomic_write(path, text.encode("utf-8"), mode)
 
 
 def _moments(items):

@@ -229,7 +229,7 @@ def test_decide_starts_a_stopped_container_without_stopping_it(wd, config):
 # /proc/meminfo of a DGX Spark (the lab's simulated GB10: tests/lab/README.md, set-hardware gb10).
 GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        {free} kB\nMemAvailable:   {avail} kB\n"
                 "Buffers:          112624 kB\nCached:          1524748 kB\n")
-LIBRARIES = ("unified_memory", "docker_api", "prometheus", "bounded_http")
+LIBRARIES = ("unified_memory", "docker_api", "prometheus", "bounded_http", "host_files")
 
 
 def test_the_role_installs_the_collection_s_libraries_beside_the_watchdog(tmp_path):
@@ -244,7 +244,7 @@ def test_the_role_installs_the_collection_s_libraries_beside_the_watchdog(tmp_pa
             assert host_library.library_source(name) == handle.read()
         assert "/inferops_%s.py" % name in task and "host_library', '%s')" % name in task
         (tmp_path / ("inferops_%s.py" % name)).write_text(host_library.library_source(name), encoding="utf-8")
-    with pytest.raises(AnsibleLookupError, match="unknown library 'gpu'; known: bounded_http, docker_api, prometheus, unified_memory"):
+    with pytest.raises(AnsibleLookupError, match="unknown library 'gpu'; known: bounded_http, docker_api, host_files, prometheus, unified_memory"):
         host_library.library_source("gpu")
     shutil.copy(PROGRAM, tmp_path / "inferops_watchdog.py")
     (tmp_path / "watchdog.json").write_text(json.dumps(base_config(interval=0)), encoding="utf-8")

@@ -11,7 +11,8 @@ import importlib.util
 import os
 import sys
 
-from ansible_collections.inferops.serving.plugins.module_utils import _bounded_http, _docker_api, _prometheus, _unified_memory
+from ansible_collections.inferops.serving.plugins.module_utils import _bounded_http, _docker_api, _host_files
+from ansible_collections.inferops.serving.plugins.module_utils import _prometheus, _unified_memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PROGRAM = os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py")
@@ -21,7 +22,7 @@ def load_program():
     # The server role installs plugins/module_utils/_<name>.py beside the program as
     # inferops_<name>.py (the host_library lookup); the program imports them by those names.
     for name, module in (("unified_memory", _unified_memory), ("docker_api", _docker_api),
-                         ("prometheus", _prometheus), ("bounded_http", _bounded_http)):
+                         ("prometheus", _prometheus), ("bounded_http", _bounded_http), ("host_files", _host_files)):
         sys.modules["inferops_" + name] = module
     spec = importlib.util.spec_from_file_location("inferops_watchdog", PROGRAM)
     module = importlib.util.module_from_spec(spec)

@@ -35,7 +35,7 @@ def test_the_hosts_only_deployment_goes_whole():
         "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
         "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py",
         "/usr/local/lib/inferops-serving/inferops_docker_api.py", "/usr/local/lib/inferops-serving/inferops_prometheus.py",
-        "/usr/local/lib/inferops-serving/inferops_bounded_http.py"]
+        "/usr/local/lib/inferops-serving/inferops_bounded_http.py", "/usr/local/lib/inferops-serving/inferops_host_files.py"]
     assert all(entry["state"] == "absent" for entry in result["files"]) and result["shared"]
 
 
@@ -64,4 +64,4 @@ def test_the_shared_programs_are_the_files_the_role_installs_in_the_script_dir()
     # the three other files the watchdog imports (docker_api, prometheus, bounded_http) behind.
     with open(os.path.join(ROOT, "roles", "server", "tasks", "watchdog.yml"), encoding="utf-8") as handle:
         installed = re.findall(r"server_script_dir ~ '/([^']+)'", handle.read())
-    assert sorted(installed) == sorted(SHARED_PROGRAMS) and len(installed) == 5
+    assert sorted(installed) == sorted(SHARED_PROGRAMS) and len(installed) == 6
