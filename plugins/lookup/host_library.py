@@ -13,8 +13,8 @@ description:
   - Returns the text of one of the collection's standard-library-only Python libraries, for the
     server role to install beside the program that imports it on the host (the watchdog imports
     the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start,
-    the Docker Engine API client of the modules, the Prometheus text parser of the controller and
-    an HTTP request bounded in time and size).
+    the Docker Engine API client of the modules, the Prometheus text parser of the controller, an
+    HTTP request bounded in time and size, and the atomic file write of the C(host_files) module).
   - One home for each. The host gets the collection's own file, never a copy kept in the role.
 options:
   _terms:
