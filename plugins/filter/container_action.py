@@ -20,8 +20,9 @@ options:
     required: true
   current:
     description:
-      - The read of the plan's container: C(exists) and C(container), as C(inferops.serving.deployment_state)
-        with C(container) and C(community.docker.docker_container_info) return them.
+      - The read of the plan's container, C(exists) and C(container), as
+        C(inferops.serving.deployment_state) with C(container) and
+        C(community.docker.docker_container_info) return them.
     type: dict
     required: true
 """

@@ -28,7 +28,8 @@ options:
   container:
     description:
       - The serving container as read by C(inferops.serving.deployment_state) with C(container)
-        (or C(community.docker.docker_container_info)'s registered result): C(exists) and C(container).
+        (or C(community.docker.docker_container_info)'s registered result), with C(exists) and
+        C(container).
     type: dict
   recorded:
     description: The registered result of C(inferops.serving.deployment_state) (read).

@@ -16,7 +16,7 @@ import yaml
 from ansible.module_utils.compat.version import LooseVersion
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PLUGIN_TYPES = ("modules", "filter", "lookup")
+PLUGIN_TYPES = ("modules", "filter", "lookup", "callback")
 
 
 def _load(path):
