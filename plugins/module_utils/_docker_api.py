@@ -99,6 +99,17 @@ class DemuxBuffer(object):
         return b"".join(out)
 
 
+def find_container(client, container):
+    """``client.inspect(container)``, or None when Docker knows no such container (404); any other
+    DockerError is raised. The one reading of "missing" for the modules and the watchdog."""
+    try:
+        return client.inspect(container)
+    except DockerError as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
 class DockerClient(object):
     """Just enough of the Docker Engine API for a container's state, log and lifecycle."""
 

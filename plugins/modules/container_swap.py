@@ -124,7 +124,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError
+from ..module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError, find_container
 
 
 def plan_swap(name, staged, current, replacement):
@@ -150,15 +150,6 @@ def plan_swap(name, staged, current, replacement):
 def describe(step):
     """``stop inferops-serving``, ``rename a to b``."""
     return "%s %s" % (step[0], step[1]) + (" to %s" % step[2] if len(step) > 2 else "")
-
-
-def inspect_or_none(client, container):
-    try:
-        return client.inspect(container)
-    except DockerError as exc:
-        if exc.status == 404:
-            return None
-        raise
 
 
 def run_steps(client, steps, stop_timeout, clock=time.time):
@@ -223,8 +214,8 @@ def run_module():
         module.fail_json(msg="timeout must be 1 or more seconds, not %d" % params["timeout"])
     client = DockerClient(params["docker_host"], timeout=float(params["timeout"]))
     try:
-        current = inspect_or_none(client, params["name"])
-        replacement = inspect_or_none(client, params["staged"])
+        current = find_container(client, params["name"])
+        replacement = find_container(client, params["staged"])
     except DockerError as exc:
         module.fail_json(msg=str(exc), exception=traceback.format_exc())
 

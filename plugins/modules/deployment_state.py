@@ -172,7 +172,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _state_file
-from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError, find_container
 
 
 def _read(path):
@@ -187,12 +187,9 @@ def _read(path):
 def read_container(client, name, reveal_env=False):
     """``{"exists", "container"}`` of container ``name`` as docker_container_info returns them; the
     container's environment (``Config.Env``) left out unless ``reveal_env``."""
-    try:
-        info = client.inspect(name)
-    except DockerError as exc:
-        if exc.status == 404:
-            return {"exists": False, "container": None}
-        raise
+    info = find_container(client, name)
+    if info is None:
+        return {"exists": False, "container": None}
     if not reveal_env and isinstance(info.get("Config"), dict) and "Env" in info["Config"]:
         info["Config"] = dict((key, value) for key, value in info["Config"].items() if key != "Env")
     return {"exists": True, "container": info}

@@ -113,7 +113,7 @@ import urllib.error
 import urllib.request
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DockerClient, DockerError
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DockerClient, DockerError, find_container
 from ansible_collections.inferops.serving.plugins.module_utils._soak import soak_verdict
 
 
@@ -174,15 +174,6 @@ def load(url, model, api_key, concurrency, seconds, max_tokens, timeout):
     return stats
 
 
-def _inspect(client, container):
-    try:
-        return client.inspect(container)
-    except DockerError as exc:
-        if exc.status == 404:
-            return {}
-        raise
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -208,10 +199,10 @@ def main():
         module.exit_json(changed=False, skipped=True, msg="check mode: no load sent", kind=None, stats={}, evidence={})
     client = DockerClient(p["docker_host"], timeout=30.0)
     try:
-        before = _inspect(client, p["container"])
+        before = (find_container(client, p["container"]) or {})
         stats = load(p["url"], p["model"], p["api_key"], p["concurrency"], p["minutes"] * 60.0, p["max_tokens"],
                      p["request_timeout"])
-        after = _inspect(client, p["container"])
+        after = (find_container(client, p["container"]) or {})
     except DockerError as exc:
         module.fail_json(msg="soak: cannot read container %s: %s" % (p["container"], exc))
     watchdog = None

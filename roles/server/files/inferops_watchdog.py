@@ -61,7 +61,7 @@ import time
 # Docker Engine API client of the modules, the Prometheus text parser of the controller, an
 # HTTP request with a total deadline and a size cap, and the atomic file write of host_files.
 from inferops_bounded_http import bounded_request
-from inferops_docker_api import DockerClient, DockerError, parse_docker_time
+from inferops_docker_api import DockerClient, DockerError, find_container, parse_docker_time
 from inferops_host_files import atomic_write
 from inferops_prometheus import family, label_value, metric_sums
 from inferops_unified_memory import UNIFIED_READS, UnifiedMemoryError, meminfo_fields, unified_memory_verdict
@@ -504,12 +504,9 @@ class Host(object):
     # Docker Engine API (the collection's client) -------------------------------------------
     def inspect(self):
         """The container's state as the classifier wants it."""
-        try:
-            info = self.docker.inspect(self.config["container"])
-        except DockerError as exc:
-            if exc.status == 404:
-                return {"exists": False}
-            raise
+        info = find_container(self.docker, self.config["container"])
+        if info is None:
+            return {"exists": False}
         state = info.get("State") or {}
         self.tty = bool((info.get("Config") or {}).get("Tty"))
         return {"exists": True, "id": (info.get("Id") or "")[:12], "running": bool(state.get("Running")),

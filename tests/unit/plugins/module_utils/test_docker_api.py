@@ -57,3 +57,22 @@ def test_dechunk_split_anywhere():
 def test_unsupported_docker_host(host):
     with pytest.raises(dl.DockerError):
         dl.DockerClient(host)
+
+
+class _Inspecting(object):
+    """A client whose inspect answers as DockerClient.inspect does: the dict, or a DockerError."""
+
+    def __init__(self, error=None):
+        self.error = error
+
+    def inspect(self, container):
+        if self.error:
+            raise self.error
+        return {"Name": "/" + container}
+
+
+def test_find_container_is_none_only_for_a_missing_container():
+    assert dl.find_container(_Inspecting(), "srv") == {"Name": "/srv"}
+    assert dl.find_container(_Inspecting(dl.DockerError("container srv: No such container", 404)), "srv") is None
+    with pytest.raises(dl.DockerError, match="Docker answered 500"):
+        dl.find_container(_Inspecting(dl.DockerError("container srv: Docker answered 500: boom", 500)), "srv")
