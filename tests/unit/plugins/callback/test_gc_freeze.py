@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gc_freeze callback: it freezes the controller's heap at each play start, and this
-repository's ansible.cfg enables it, so the workers ansible-playbook forks inherit a frozen heap.
+"""The gc_freeze callback: it imports the collection's controller code before the first play and
+freezes the controller's heap at each play start, and this repository's ansible.cfg enables it, so
+the workers ansible-playbook forks inherit a frozen heap with those modules in it.
 
 The end-to-end test reads the freeze count in a worker (a filter runs in the worker forked for
 its task, which inherits the parent's permanent generation) with a probe filter written for the
@@ -19,11 +20,14 @@ from ansible_collections.inferops.serving.plugins.callback import gc_freeze
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 PROBE = '''
 import gc
+import sys
 
 
 class FilterModule:
     def filters(self):
-        return {"freeze_count": lambda _value: gc.get_freeze_count()}
+        return {"freeze_count": lambda _value: gc.get_freeze_count(),
+                "preloaded": lambda _value: "ansible_collections.inferops.serving.plugins.module_utils._readiness"
+                in sys.modules}
 '''
 PLAY = """
 - hosts: localhost
@@ -31,7 +35,7 @@ PLAY = """
   tasks:
     - name: The freeze count a worker inherited
       ansible.builtin.debug:
-        msg: "frozen={{ none | freeze_count }}"
+        msg: "frozen={{ none | freeze_count }} preloaded={{ none | preloaded }}"
 """
 
 
@@ -63,7 +67,8 @@ def frozen_in_a_worker(tmp_path, config):
                              "-c", "local", str(tmp_path / "play.yml")], cwd=ROOT, env=environ, capture_output=True,
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    return int(re.search(r"frozen=(\d+)", result.stdout).group(1))
+    found = re.search(r"frozen=(\d+) preloaded=(True|False)", result.stdout)
+    return int(found.group(1)), found.group(2) == "True"
 
 
 def test_the_repository_s_ansible_cfg_enables_it_for_every_worker(tmp_path):
@@ -76,9 +81,40 @@ def test_the_repository_s_ansible_cfg_enables_it_for_every_worker(tmp_path):
     # What the interpreter freezes itself at its start (a few hundred objects on Python 3.12).
     own = int(subprocess.run([sys.executable, "-c", "import gc; print(gc.get_freeze_count())"], capture_output=True,
                              text=True, check=True).stdout)
-    assert frozen_in_a_worker(tmp_path / "on", config) > own + 10000
+    frozen, preloaded = frozen_in_a_worker(tmp_path / "on", config)
+    assert frozen > own + 10000
+    # The play uses none of the collection's plugins: the worker has them because the parent
+    # imported them before it forked.
+    assert preloaded
     # The same configuration without the callback: nothing more frozen (the probe can tell).
     without = tmp_path / "off" / "ansible.cfg"
     without.write_text(text.replace("\ncallbacks_enabled = inferops.serving.gc_freeze\n", "\n")
                        .replace("collections_path = ./.collections", "collections_path = %s/.collections" % ROOT))
-    assert frozen_in_a_worker(tmp_path / "off", str(without)) == own
+    assert frozen_in_a_worker(tmp_path / "off", str(without)) == (own, False)
+
+
+def test_every_plugin_of_the_collection_is_imported_before_the_workers_fork():
+    imported, failed = gc_freeze.preload()
+    assert failed == {}
+    names = set(imported)
+    for expected in ("plugin_utils._deployment", "filter.container_action", "filter.readiness_plan",
+                     "lookup.deployment", "action.backend_assert"):
+        assert "ansible_collections.inferops.serving.plugins." + expected in names
+    assert all(name in sys.modules for name in names)
+    # What they import comes with them (readiness_plan's module_utils).
+    assert "ansible_collections.inferops.serving.plugins.module_utils._readiness" in sys.modules
+
+
+def test_a_plugin_that_fails_to_import_is_named_and_the_others_are_imported(tmp_path, monkeypatch):
+    package = tmp_path / "preload_probe" / "filter"
+    package.mkdir(parents=True)
+    (tmp_path / "preload_probe" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "good.py").write_text("VALUE = 1\n")
+    (package / "broken.py").write_text("raise RuntimeError('needs a library this controller lacks')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    imported, failed = gc_freeze.preload("preload_probe", ("filter", "absent"))
+    assert imported == ["preload_probe.filter.good"]
+    assert failed == {"preload_probe.filter.broken": "RuntimeError: needs a library this controller lacks",
+                      "preload_probe.absent": "No module named 'preload_probe.absent'"}
+    assert "preload_probe.filter.broken" not in sys.modules
