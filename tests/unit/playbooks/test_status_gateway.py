@@ -30,10 +30,13 @@ KEY = "sk-unit-status-gateway-Key-4d2c7a"
 DRAINED = {"hosts": {"lab-spark-2": {"since": "2026-12-01T20:00:00Z", "by": "site.yml rolling swap"}}}
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+@pytest.fixture
+def refused_port():
+    """A loopback port held bound but not listening for the test: connections to it are refused,
+    and no other process can take it meanwhile (a freed port can be: another test's server)."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
 
 
 @pytest.fixture
@@ -64,7 +67,7 @@ def litellm():
     server.shutdown()
 
 
-def test_gateways_rows_routing_flags_and_a_silent_gateway(tmp_path, litellm):
+def test_gateways_rows_routing_flags_and_a_silent_gateway(tmp_path, litellm, refused_port):
     state = tmp_path / "gw-01-state"
     state.mkdir()
     (state / "drained.json").write_text(json.dumps(DRAINED))
@@ -75,7 +78,7 @@ def test_gateways_rows_routing_flags_and_a_silent_gateway(tmp_path, litellm):
                                                 server_docker_host="unix://%s" % (tmp_path / "no-docker.sock"))}},
         "gateway": {"vars": dict(local, gateway_master_key=KEY), "hosts": {
             "gw-01": {"gateway_port": litellm, "gateway_state_dir": str(state)},
-            "gw-02": {"gateway_port": free_port(), "gateway_state_dir": str(tmp_path / "gw-02-state")}}}}}}))
+            "gw-02": {"gateway_port": refused_port, "gateway_state_dir": str(tmp_path / "gw-02-state")}}}}}}))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0")
     result = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "playbooks/status.yml",

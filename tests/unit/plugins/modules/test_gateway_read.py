@@ -160,7 +160,11 @@ def test_a_wrong_master_key_fails_the_proof_and_is_not_read_for_the_status(run_m
 
 
 def test_the_status_read_of_a_proxy_that_does_not_answer_is_no_failure(run_module, tmp_path):
-    failed, result = run_module(gateway_read, args("http://127.0.0.1:%d" % free_port(), tmp_path), check_mode=True)
+    # A port held bound but not listening: refused, and no other test's server can take it meanwhile.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        failed, result = run_module(gateway_read, args("http://127.0.0.1:%d" % held.getsockname()[1], tmp_path),
+                                    check_mode=True)
     assert not failed and result["ready"] and result["model_info"]["status"] == -1
     assert "ConnectionRefusedError" in result["model_info"]["msg"] and result["drained"] is None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 
 import pytest
 
@@ -129,10 +130,13 @@ def test_a_bad_reference_fails_before_any_request(run_module):
 
 
 def test_a_registry_that_does_not_answer(run_module):
-    # Nothing listens on the port any more: the connection error is the message.
-    with RegistryDouble({}) as double:
-        port = double.port
-    failed, result = run_module(image_digest, {"image": "127.0.0.1:%d/%s" % (port, TAG), "timeout": 5})
+    # A loopback port this test holds bound but not listening: connections are refused, and no
+    # other process can take it meanwhile (a port a closed server freed can be: in a CI run another
+    # test's server answered on one). The connection error is the message.
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        failed, result = run_module(image_digest, {"image": "127.0.0.1:%d/%s" % (port, TAG), "timeout": 5})
     assert failed and result["status"] == -1 and "127.0.0.1:%d" % port in result["msg"]
 
 
