@@ -46,8 +46,11 @@ CURRENT = "__server_current"
 
 def _stopping_hosts(hosts, hostvars):
     from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
-    from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 
+    # container_action reads a handful of fields of each (the container's name, image and spec
+    # label; the read's image, labels and state): it gets Ansible's lazy mappings as they are,
+    # not plain copies of every host's whole plan and container inspect (every host of the batch
+    # asks for the whole batch, so that copying grew with the square of the batch).
     stopping = []
     for host in hosts or []:
         if host not in hostvars:
@@ -55,7 +58,7 @@ def _stopping_hosts(hosts, hostvars):
         variables = hostvars[host]
         if "server_deployment" not in variables or CURRENT not in variables:
             continue
-        if container_action(plain(variables["server_deployment"]), plain(variables[CURRENT]))["replacing"]:
+        if container_action(variables["server_deployment"], variables[CURRENT])["replacing"]:
             stopping.append(host)
     return stopping
 
