@@ -5,11 +5,12 @@
 For a baseline commit (default: main) and for the working tree, each in turn: converge the lab
 fleet with that version's site.yml, then converge again (the no-op run) and measure it - tasks
 per host (executed = ok + changed, and skipped, from the PLAY RECAP), the controller's
-CPU-seconds (user + system of ansible-playbook and its workers; per host: divided by the hosts)
-and the wall time - once for one host (-l <first host>) and once for every host of the
+CPU-seconds (user + system of ansible-playbook and its workers; per host: divided by the hosts),
+the wall time and the whole machine's busy core-seconds (/proc/stat: the lab's targets run their
+modules on the controller's cores) - once for one host (-l <first host>) and once for every host of the
 inventory. Prints both versions, their ratios, how the fleet scales (all hosts / one host) and
 the targets of issue 21 (at most 25 tasks and 5 controller CPU-seconds per host; all hosts at
-most 3x the wall time of one).
+most 3x the wall time of one), with the least wall time the machine's cores allow the fleet's run.
 
     .venv/bin/python benchmarks/noop_converge_bench.py [--inventory inventories/lab] [--baseline main]
         [--hosts 10] [--forks 10] [--no-baseline] [--repeat 3]
@@ -47,30 +48,46 @@ def env_for(root):
                 PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
 
 
+def machine_busy():
+    """CPU-seconds the whole machine has been busy since boot (all cores; /proc/stat's user, nice,
+    system, irq, softirq and steal), or None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = handle.readline().split()
+    except OSError:
+        return None
+    ticks = [int(value) for value in fields[1:9]]
+    return (sum(ticks[0:3]) + sum(ticks[5:8])) / os.sysconf("SC_CLK_TCK")
+
+
 def playbook(root, inventory, path, limit=None, forks=None):
-    """Run one playbook; (seconds, controller cpu seconds, stdout, return code)."""
+    """Run one playbook; (seconds, controller cpu seconds, machine busy core-seconds or None, stdout,
+    return code)."""
     args = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, path]
     if limit:
         args += ["-l", limit]
     if forks:
         args += ["-f", str(forks)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy_before = machine_busy()
     started = time.monotonic()
     result = subprocess.run(args, cwd=root, env=env_for(root), capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
+    busy_after = machine_busy()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, result.stdout, result.returncode
+    busy = busy_after - busy_before if busy_before is not None and busy_after is not None else None
+    return wall, cpu, busy, result.stdout, result.returncode
 
 
 def converge(root, inventory, limit=None, forks=None):
-    """Run ``root``'s site.yml once; (seconds, cpu seconds, {host: recap})."""
-    wall, cpu, out, code = playbook(root, inventory, os.path.join(root, "site.yml"), limit, forks)
+    """Run ``root``'s site.yml once; (seconds, cpu seconds, machine busy core-seconds, {host: recap})."""
+    wall, cpu, busy, out, code = playbook(root, inventory, os.path.join(root, "site.yml"), limit, forks)
     if code != 0:
         raise SystemExit("site.yml failed in %s:\n%s" % (root, out[-5000:]))
     recap = {host: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", fields)}
              for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", out, re.M)}
-    return wall, cpu, recap
+    return wall, cpu, busy, recap
 
 
 def hosts_of(inventory):
@@ -112,7 +129,7 @@ def measure(label, root, inventory, limit, forks, repeat=1):
     controller CPU (a run's figures vary by 10-20% on a shared 2-core machine)."""
     converge(root, inventory, limit, forks)  # brings the hosts to this version's deployment
     runs = sorted((converge(root, inventory, limit, forks) for _attempt in range(max(1, repeat))), key=lambda run: run[1])
-    wall, cpu, recap = runs[len(runs) // 2]
+    wall, cpu, busy, recap = runs[len(runs) // 2]
     if len(runs) > 1:
         print("%-9s %-8s controller CPU of the %d no-op runs: %s s (the median's figures below)"
               % (label, "1 host" if limit else "all", len(runs), ", ".join("%.1f" % run[1] for run in runs)),
@@ -122,15 +139,15 @@ def measure(label, root, inventory, limit, forks, repeat=1):
     executed = sum(recap[h]["ok"] + recap[h]["changed"] for h in hosts) / len(hosts)
     skipped = sum(recap[h]["skipped"] for h in hosts) / len(hosts)
     print("%-9s %-8s hosts=%d  tasks/host executed=%.1f skipped=%.1f  changed=%d  controller CPU=%.1f s "
-          "(%.2f s/host)  wall=%.1f s"
-          % (label, "1 host" if limit else "all", len(hosts), executed, skipped, changed, cpu, cpu / len(hosts), wall),
-          flush=True)
+          "(%.2f s/host)  wall=%.1f s  machine busy=%s core-s"
+          % (label, "1 host" if limit else "all", len(hosts), executed, skipped, changed, cpu, cpu / len(hosts), wall,
+             "?" if busy is None else "%.1f" % busy), flush=True)
     # The hosts differ: the `monitoring` host also runs Prometheus, the `gateway` host only the gateway.
     print("          tasks executed (skipped) by host: %s"
           % ", ".join("%s %d (%d)" % (h, recap[h]["ok"] + recap[h]["changed"], recap[h]["skipped"]) for h in recap
                       if h != "localhost"), flush=True)
     return {"hosts": len(hosts), "executed": executed, "skipped": skipped, "cpu": cpu, "cpu_host": cpu / len(hosts),
-            "wall": wall, "changed": changed}
+            "wall": wall, "busy": busy, "changed": changed}
 
 
 def ratio(new, old):
@@ -155,6 +172,15 @@ def report(results, labels, baseline, hosts):
               % (label, one["wall"], fleet["wall"], ratio(fleet["wall"], one["wall"]), one["cpu"], fleet["cpu"],
                  ratio(fleet["cpu"], one["cpu"])))
     one, fleet = results[("current", hosts[0])], results[("current", None)]
+    floor = None
+    if fleet["busy"] is not None:
+        # A run that keeps every core busy cannot end sooner than its busy core-seconds / cores.
+        cores = os.cpu_count() or 1
+        floor = fleet["busy"] / cores
+        print("  current   the %d-host run kept the machine busy %.1f core-s in %.1f s (%.1f of its %d cores): "
+              "on these cores it cannot take less than %.1f s, %.2fx one host's wall"
+              % (fleet["hosts"], fleet["busy"], fleet["wall"], fleet["busy"] / fleet["wall"], cores, floor,
+                 ratio(floor, one["wall"])))
     checks = [("tasks executed per host <= %d" % TASKS_PER_HOST, max(one["executed"], fleet["executed"]),
                max(one["executed"], fleet["executed"]) <= TASKS_PER_HOST),
               ("controller CPU-seconds per host <= %.0f (1 host)" % CPU_PER_HOST, one["cpu_host"],
@@ -166,6 +192,9 @@ def report(results, labels, baseline, hosts):
     print("\ntargets (current):")
     for name, value, ok in checks:
         print("  %-50s %6.2f  %s" % (name, value, "met" if ok else "NOT MET"))
+    if floor is not None and ratio(floor, one["wall"]) > FLEET_WALL_RATIO:
+        print("  (the wall ratio cannot be met on this machine: its cores' floor for the fleet's run is %.2fx)"
+              % ratio(floor, one["wall"]))
     if any(r["changed"] for r in results.values()):
         print("WARNING: a no-op run changed something; the figures are not of a no-op converge")
 
@@ -196,7 +225,7 @@ def main():
             forks = opts.forks or opts.hosts
             if copies:
                 fleet_yml = os.path.join(ROOT, "tests", "lab", "fleet.yml")
-                wall, _cpu, out, code = playbook(ROOT, inventory, fleet_yml, forks=forks)
+                wall, _cpu, _busy, out, code = playbook(ROOT, inventory, fleet_yml, forks=forks)
                 if code != 0:
                     raise SystemExit("tests/lab/fleet.yml failed:\n%s" % out[-5000:])
                 print("created %d lab hosts (%s) in %.0f s" % (len(copies), ", ".join(copies), wall), flush=True)
