@@ -199,10 +199,10 @@ def main():
         module.exit_json(changed=False, skipped=True, msg="check mode: no load sent", kind=None, stats={}, evidence={})
     client = DockerClient(p["docker_host"], timeout=30.0)
     try:
-        before = (find_container(client, p["container"]) or {})
+        before = find_container(client, p["container"]) or {}
         stats = load(p["url"], p["model"], p["api_key"], p["concurrency"], p["minutes"] * 60.0, p["max_tokens"],
                      p["request_timeout"])
-        after = (find_container(client, p["container"]) or {})
+        after = find_container(client, p["container"]) or {}
     except DockerError as exc:
         module.fail_json(msg="soak: cannot read container %s: %s" % (p["container"], exc))
     watchdog = None
