@@ -107,7 +107,7 @@ _raw:
       C(drain_timeout), C(allow_outage)), C(draining) (the gateway hosts whose drain is on) and
       C(drain_timeout) (the longest of theirs).
     - V(address) - C(client_url) and C(local_url).
-    - With O(secrets), the env file's text (V(gateway)) or C({gateway host: master key}) (V(routing)).
+    - With O(secrets), the env file's text (V(gateway)), or each gateway host's master key by its name (V(routing)).
   type: list
   elements: raw
 """

@@ -15,6 +15,12 @@ router's retries, cooldowns, timeouts and health-check routing, and the master k
 ``os.environ/LITELLM_MASTER_KEY``. The config holds no secret value: the values travel in the
 gateway's 0600 env file, written by ``gateway_env_text()`` (systemd ``EnvironmentFile=``).
 
+``gateway_plan()`` is what the gateway role reads (the ``inferops.serving.gateway_plan`` lookup,
+computed once): ``gateway_config()`` of the serving hosts' variables plus the URLs, the hosts the
+run proved and the keys' problems, no secret value; ``gateway_env_file()`` is the env file's text
+apart, for a no_log task. ``routing_plan()`` is what the internal routing role (outage, drain,
+undrain) needs of each gateway host, read from that host's own variables in one place.
+
 Schema: LiteLLM 1.106 (``litellm/proxy/proxy_server.py`` ``load_config``: ``model_list``,
 ``router_settings`` passed to ``Router(...)``, ``general_settings.master_key`` resolved through
 ``os.environ/``; ``litellm/router.py`` ``Router.__init__``: ``num_retries``, ``timeout``,
