@@ -32,7 +32,7 @@ options:
     type: str
     required: true
   url:
-    description: The URL clients use (C(inferops.serving.gateway_client_url)); null when not known.
+    description: The URL clients use (C(client_url) of the C(inferops.serving.gateway_plan) lookup); null when not known.
     type: str
     required: true
   drained:

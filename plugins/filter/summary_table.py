@@ -64,7 +64,7 @@ EXAMPLES = r"""
   run_once: true
   delegate_to: localhost
   vars:
-    rows: "{{ ansible_play_hosts_all | inferops.serving.serving_rows(hostvars) }}"
+    rows: "{{ ansible_play_hosts_all | inferops.serving.fleet_status(hostvars, fact='server_summary') }}"
 """
 
 RETURN = r"""

@@ -65,6 +65,22 @@ options:
   expected_seconds:
     description: How long the hosts are expected to be out, for the outage message.
     type: int
+  health_url:
+    description:
+      - The proxy's C(/health) on the gateway host (LiteLLM's last background health check). With
+        O(state=drained), after the outage check and before anything is written (in check mode
+        too, it is a read), wait until the gateway sees another healthy host in routing for each
+        model group of O(hosts), asking every 5 s for up to O(health_timeout) seconds; RV(waiting)
+        lists the groups still without one when the time ran out. A host out of routing already,
+        a gateway not configured, or O(allow_outage) skip the wait.
+    type: str
+  master_key:
+    description: The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
+    type: str
+  health_timeout:
+    description: Seconds the wait for another healthy host lasts at most.
+    type: int
+    default: 600
 seealso:
   - name: The gateway role
     description: roles/gateway/README.md, section Drain.
@@ -77,6 +93,16 @@ EXAMPLES = r"""
     hosts: ["{{ inventory_hostname }}"]
     by: site.yml swap
     expected_seconds: 900
+  delegate_to: "{{ item }}"
+  loop: "{{ groups['gateway'] }}"
+
+- name: Refuse an outage and wait until the gateway sees another healthy host, changing nothing
+  inferops.serving.gateway_drain:
+    hosts: ["{{ inventory_hostname }}"]
+    health_url: http://127.0.0.1:4000/health
+    master_key: "{{ gateway_master_key }}"
+    health_timeout: 600
+  check_mode: true
   delegate_to: "{{ item }}"
   loop: "{{ groups['gateway'] }}"
 
@@ -110,16 +136,34 @@ outages:
   type: list
   elements: dict
   sample: [{group: RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4, hosts: [spark-1]}]
+waiting:
+  description:
+    - With O(health_url), the model groups of O(hosts) for which the gateway still saw no other
+      healthy host in routing when O(health_timeout) ran out; empty when every group has one. The
+      task decides what that means (the C(inferops.serving.routing) role fails, changing nothing).
+  returned: always
+  type: list
+  elements: str
+  sample: [RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4]
+health_answered:
+  description: With O(health_url), whether its last read answered JSON; null without O(health_url) or when no wait was needed.
+  returned: always
+  type: bool
 """
 
 import datetime
 import fcntl
+import http.client
+import json
 import os
+import socket
+import time
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ..module_utils import _host_files
+from ..module_utils._bounded_http import bounded_request
 from ..module_utils._drain import (
     ROUTING_FILE,
     STATE_FILE,
@@ -131,7 +175,67 @@ from ..module_utils._drain import (
     read_text,
     state_text,
     updated,
+    without_other_host,
 )
+
+# Seconds between two reads of the proxy's /health while waiting, and the most one read may take.
+HEALTH_EVERY = 5
+HEALTH_READ_TIMEOUT = 30
+
+
+def _health(url, key):
+    """The proxy's /health answer (a dict), or None when it did not answer JSON."""
+    try:
+        status, body = bounded_request("GET", url, headers={"Authorization": "Bearer " + (key or "")},
+                                       timeout=HEALTH_READ_TIMEOUT)
+    except (OSError, http.client.HTTPException, socket.timeout):
+        return None
+    if status != 200:
+        return None
+    try:
+        answer = json.loads(body.decode("utf-8"))
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def wait_for_other_hosts(url, key, groups, drained, hosts, timeout, sleep=time.sleep, clock=time.monotonic):
+    """``(waiting groups, answered)``: read ``url`` every HEALTH_EVERY s until each model group of
+    ``hosts`` has another host in routing the gateway sees healthy, for at most ``timeout`` s."""
+    deadline = clock() + max(0, timeout)
+    while True:
+        health = _health(url, key)
+        waiting = sorted({group for host in hosts for group in without_other_host(groups, drained, host, health or {})})
+        if health is not None and not waiting:
+            return [], True
+        remaining = deadline - clock()
+        if remaining <= 0:
+            return waiting, health is not None
+        sleep(min(HEALTH_EVERY, remaining))
+
+
+def _wait_healthy(module, params, groups, result, state_path):
+    """Before the state file's lock is taken (the wait lasts up to health_timeout): the outage
+    check first (no wait for a refused drain), then the wait; exits, changing nothing, when a
+    group still has no other healthy host."""
+    try:
+        before = parse_state(read_text(state_path), state_path)
+    except DrainError as exc:
+        module.fail_json(msg=str(exc), **result)
+    result["previously_drained"] = before
+    result["outages"] = outages(groups, before, params["hosts"])
+    if result["outages"]:
+        result["drained"] = before
+        module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
+    waiting_for = [host for host in params["hosts"] if host not in before]
+    if not groups or not waiting_for:
+        return
+    result["waiting"], result["health_answered"] = wait_for_other_hosts(
+        params["health_url"], params["master_key"], groups, before, waiting_for, params["health_timeout"])
+    if result["waiting"] or not result["health_answered"]:
+        result["drained"] = before
+        module.exit_json(msg="the gateway sees no other healthy host in routing for %s: nothing drained"
+                         % (", ".join(result["waiting"]) or "the model groups (its /health did not answer)"), **result)
 
 
 def run_module():
@@ -143,13 +247,17 @@ def run_module():
             by=dict(type="str", default="inferops.serving"),
             allow_outage=dict(type="bool", default=False),
             expected_seconds=dict(type="int"),
+            health_url=dict(type="str"),
+            master_key=dict(type="str", no_log=True),
+            health_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,
     )
     params = module.params
     state_dir = params["state_dir"]
     state_path, routing_path = os.path.join(state_dir, STATE_FILE), os.path.join(state_dir, ROUTING_FILE)
-    result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[])
+    result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[], waiting=[],
+                  health_answered=None)
     routing_text = read_text(routing_path)
     if routing_text is None:
         result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % routing_path
@@ -159,6 +267,8 @@ def run_module():
     except DrainError as exc:
         module.fail_json(msg=str(exc), **result)
     result["groups"] = groups
+    if params["state"] == "drained" and params["health_url"] and not params["allow_outage"]:
+        _wait_healthy(module, params, groups, result, os.path.join(state_dir, STATE_FILE))
     lock = None
     try:
         if not module.check_mode:

@@ -15,6 +15,12 @@ router's retries, cooldowns, timeouts and health-check routing, and the master k
 ``os.environ/LITELLM_MASTER_KEY``. The config holds no secret value: the values travel in the
 gateway's 0600 env file, written by ``gateway_env_text()`` (systemd ``EnvironmentFile=``).
 
+``gateway_plan()`` is what the gateway role reads (the ``inferops.serving.gateway_plan`` lookup,
+computed once): ``gateway_config()`` of the serving hosts' variables plus the URLs, the hosts the
+run proved and the keys' problems, no secret value; ``gateway_env_file()`` is the env file's text
+apart, for a no_log task. ``routing_plan()`` is what the internal routing role (outage, drain,
+undrain) needs of each gateway host, read from that host's own variables in one place.
+
 Schema: LiteLLM 1.106 (``litellm/proxy/proxy_server.py`` ``load_config``: ``model_list``,
 ``router_settings`` passed to ``Router(...)``, ``general_settings.master_key`` resolved through
 ``os.environ/``; ``litellm/router.py`` ``Router.__init__``: ``num_retries``, ``timeout``,
@@ -266,3 +272,166 @@ def gateway_env_text(key_env, host_secrets, master_key):
     if problems:
         raise GatewayError("; ".join(problems))
     return "".join("%s=%s\n" % (var, value) for var, value, _problem in entries)
+
+
+# ---- the plan the gateway role reads (the gateway_plan lookup) ----
+
+def local_url(listen_address, port):
+    """Where the gateway host's own requests reach the proxy: loopback when it listens there or on
+    every IPv4 interface, else its listen address."""
+    address = "127.0.0.1" if str(listen_address) in ("0.0.0.0", "127.0.0.1") else str(listen_address)
+    return "http://%s:%d" % (address, int(port))
+
+
+def gateway_address(listen_address, port, host_address=None):
+    """``{client_url, local_url}``: the URL clients use (``_gateway_routing.client_url``) and
+    where the gateway host's own requests reach the proxy (:func:`local_url`)."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import client_url
+    if isinstance(port, bool) or not (isinstance(port, int) or isinstance(port, str) and port.strip().isdigit()) \
+            or not 0 < int(port) < 65536:
+        raise GatewayError("gateway_port: got %s; expected the port the proxy listens on, e.g. 4000"
+                           % _validate.describe(port))
+    return {"client_url": client_url(str(listen_address), int(port), str(host_address or "localhost")),
+            "local_url": local_url(listen_address, int(port))}
+
+
+def _vars_of(hostvars, host):
+    found = hostvars.get(host) if isinstance(hostvars, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
+
+
+def serving_backends(hosts, hostvars):
+    """``[{host, address, deployment}]`` of the serving hosts ``hosts`` from their variables: the
+    address the gateway reaches each at (``gateway_backend_address``, else ``ansible_host``, else
+    the inventory name) and its published plan (``server_deployment``; None when it has none)."""
+    found = []
+    for host in hosts:
+        host_vars = _vars_of(hostvars, host)
+        if "gateway_backend_address" in host_vars:
+            address = host_vars["gateway_backend_address"]
+        else:
+            address = host_vars.get("ansible_host", host)
+        found.append({"host": str(host), "address": address, "deployment": host_vars.get("server_deployment")})
+    return found
+
+
+def proven_hosts(hosts, hostvars):
+    """The serving hosts the server role proved in this run (its public ``server_summary``) and did
+    not fail after (``server_failure``: its rescue puts the host back itself once its rollback is
+    proven)."""
+    return [str(host) for host in hosts if host in hostvars
+            and "server_summary" in _vars_of(hostvars, host) and "server_failure" not in _vars_of(hostvars, host)]
+
+
+def host_secrets(hosts, hostvars):
+    """Each serving host's ``server_secrets`` (for the engine keys of the env file)."""
+    return {str(host): _vars_of(hostvars, host).get("server_secrets") or {} for host in hosts}
+
+
+def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", port=4000, host_address=None,
+                 master_key=None):
+    """Everything the gateway role writes and proves, from the serving hosts' published plans.
+
+    ``hosts``: the serving hosts (``gateway_serving_hosts`` expanded); ``hostvars``: every host's
+    variables (only ``server_deployment``, ``gateway_backend_address``, ``ansible_host``,
+    ``server_summary``, ``server_failure`` and, for ``key_problems``, ``server_secrets`` are
+    read). Returns :func:`gateway_config`'s ``config``, ``groups``, ``aliases``, ``key_env`` and
+    ``backends`` (each host's ``{host, address, group, api_base}``), ``expect`` (every model group
+    and alias the proof must see listed), ``client_url`` (what clients use), ``local_url`` (the
+    role's own requests on the gateway host), ``hosts`` and ``proven`` (the hosts this run proved,
+    which the role puts back in routing) and ``key_problems`` (what is wrong with the master key or
+    an engine key, naming the variable, never a value). No secret value in it.
+    """
+    hosts = [str(host) for host in hosts]
+    backends = serving_backends(hosts, hostvars)
+    result = gateway_config(backends, settings)
+    by_host = {entry["model_info"]["id"]: entry for entry in result["config"]["model_list"]}
+    result["backends"] = [{"host": backend["host"], "address": backend["address"],
+                           "group": by_host[backend["host"]]["model_name"],
+                           "api_base": by_host[backend["host"]]["litellm_params"]["api_base"]} for backend in backends]
+    result["expect"] = sorted(result["groups"]) + sorted(result["aliases"])
+    result.update(gateway_address(listen_address, port, host_address))
+    result["hosts"] = hosts
+    result["proven"] = proven_hosts(hosts, hostvars)
+    result["key_problems"] = gateway_env_problems(result["key_env"], host_secrets(hosts, hostvars), master_key)
+    return result
+
+
+def gateway_env_file(hosts, hostvars, settings=None, master_key=None):
+    """The gateway's 0600 env file text for the serving hosts ``hosts`` (:func:`gateway_env_text`
+    of their plans' keys and their ``server_secrets``). A secret: use it under no_log only."""
+    hosts = [str(host) for host in hosts]
+    key_env = gateway_config(serving_backends(hosts, hostvars), settings)["key_env"]
+    return gateway_env_text(key_env, host_secrets(hosts, hostvars), master_key)
+
+
+# ---- the routing plan (the routing role: outage, drain, undrain) ----
+
+# The gateway role's defaults of the variables the routing role reads from each gateway host
+# (roles/gateway/defaults/main.yml; a unit test keeps them equal): a gateway host's own value, an
+# extra var included, wins.
+ROUTING_DEFAULTS = {
+    "gateway_state_dir": "/var/lib/inferops-gateway",
+    "gateway_listen_address": "127.0.0.1",
+    "gateway_port": 4000,
+    "gateway_service_name": "inferops-gateway",
+    "gateway_drain": True,
+    "gateway_drain_timeout": 600,
+    "gateway_allow_outage": False,
+}
+_BOOL_TRUE = ("y", "yes", "on", "1", "true", "t")
+_BOOL_FALSE = ("n", "no", "off", "0", "false", "f")
+
+
+def _bool(gateway, name, value):
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _BOOL_TRUE or text in _BOOL_FALSE:
+        return text in _BOOL_TRUE
+    raise GatewayError("%s: %s got %s; expected true or false" % (gateway, name, _validate.describe(value)))
+
+
+def _seconds(gateway, name, value, low=0):
+    if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and value.strip().isdigit()):
+        raise GatewayError("%s: %s got %s; expected a whole number of seconds" % (gateway, name, _validate.describe(value)))
+    if int(value) < low:
+        raise GatewayError("%s: %s got %d; expected %d or more" % (gateway, name, int(value), low))
+    return int(value)
+
+
+def routing_plan(gateways, hostvars):
+    """What the routing role needs of each gateway host, read from that host's own variables.
+
+    ``gateways``: the ``gateway`` group's hosts. Returns ``{gateways: [{host, state_dir,
+    health_url, service, drain, drain_timeout, allow_outage}], draining: [hosts whose drain is
+    on], drain_timeout}`` - ``drain_timeout`` the longest of the draining gateways' (the wait for
+    the engine's requests is one wait). No secret in it: the master keys are
+    :func:`routing_master_keys`'.
+    """
+    found = []
+    for gateway in gateways:
+        gateway = str(gateway)
+        own = _vars_of(hostvars, gateway)
+
+        def read(name, own=own):
+            return own[name] if name in own and own[name] is not None else ROUTING_DEFAULTS[name]
+
+        port = _seconds(gateway, "gateway_port", read("gateway_port"), low=1)
+        found.append({
+            "host": gateway,
+            "state_dir": str(read("gateway_state_dir")),
+            "health_url": local_url(read("gateway_listen_address"), port) + "/health",
+            "service": str(read("gateway_service_name")),
+            "drain": _bool(gateway, "gateway_drain", read("gateway_drain")),
+            "drain_timeout": _seconds(gateway, "gateway_drain_timeout", read("gateway_drain_timeout")),
+            "allow_outage": _bool(gateway, "gateway_allow_outage", read("gateway_allow_outage")),
+        })
+    draining = [entry for entry in found if entry["drain"]]
+    return {"gateways": found, "draining": [entry["host"] for entry in draining],
+            "drain_timeout": max([entry["drain_timeout"] for entry in draining] or [0])}
+
+
+def routing_master_keys(gateways, hostvars):
+    """Each gateway host's ``gateway_master_key`` (None where it has none). A secret: no_log only."""
+    return {str(gateway): _vars_of(hostvars, str(gateway)).get("gateway_master_key") for gateway in gateways}

@@ -213,7 +213,7 @@ def test_with_the_drain_the_roll_loses_nothing(rolls):
 def test_the_roll_drained_each_host_and_put_it_back(rolls):
     recap = labkit.recap(rolls["output"])
     assert all(recap[host]["failed"] == 0 for host in HOSTS), recap
-    assert rolls["output"].count("TASK [inferops.serving.gateway : Take the host out of the gateway's routing]") == 2
+    assert rolls["output"].count("TASK [inferops.serving.routing : Take the host out of the gateway's routing]") == 2
     state = labkit.exec_on(GATEWAY_HOST, "cat /var/lib/inferops-gateway/drained.json").stdout
     assert json.loads(state) == {"hosts": {}}
     routing = json.loads(labkit.exec_on(GATEWAY_HOST, "cat /var/lib/inferops-gateway/routing.json").stdout)

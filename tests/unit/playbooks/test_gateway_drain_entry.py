@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The gateway role's outage, drain and undrain entry points, run by ansible-playbook on this
-machine (a serving host and a gateway host, both local connections, the gateway's state in a
+"""The routing role's outage, drain and undrain entry points (internal: the server and gateway
+roles include them), run by ansible-playbook on this machine (a serving host and a gateway host, both local connections, the gateway's state in a
 temporary directory), against two HTTP test doubles on loopback:
 
 * LiteLLM's ``/health`` (stands for the proxy with ``background_health_checks``: its last
@@ -83,7 +83,7 @@ def gateway(tmp_path):
     (tmp_path / "play.yml").write_text(yaml.safe_dump([{
         "hosts": "{{ target }}", "gather_facts": False, "vars": {"server_deployment": deployment},
         "tasks": [{"name": "Entry point", "ansible.builtin.include_role": {
-            "name": "inferops.serving.gateway", "tasks_from": "{{ entry }}"}}]}]))
+            "name": "inferops.serving.routing", "tasks_from": "{{ entry }}"}}]}]))
 
     def run(host, entry, *extra):
         env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
@@ -103,7 +103,7 @@ def gateway(tmp_path):
 
 def test_drain_marks_the_host_and_undrain_puts_it_back(gateway):
     run, drained, doubles = gateway
-    code, output = run("spark-1", "drain", "-e", json.dumps({"gateway_drain_by": "site.yml swap"}))
+    code, output = run("spark-1", "drain", "-e", json.dumps({"routing_by": "site.yml swap"}))
     assert code == 0, output
     assert drained()["spark-1"]["by"] == "site.yml swap"
     assert doubles.seen_keys == ["Bearer " + KEY]  # the gateway's own key, read from its host's variables
@@ -114,7 +114,7 @@ def test_drain_marks_the_host_and_undrain_puts_it_back(gateway):
 
 def test_a_groups_only_host_is_refused_before_anything_changes(gateway):
     run, drained, _doubles = gateway
-    code, output = run("g7e-1", "outage", "-e", "gateway_drain_expected_seconds=1830")
+    code, output = run("g7e-1", "outage", "-e", "routing_expected_seconds=1830")
     assert code != 0
     assert "model group other has no other host in routing than g7e-1" in output and "up to 1830 s" in output
     assert drained() == {}

@@ -94,3 +94,84 @@ def test_parallel_drains_are_all_recorded(tmp_path):
     for proc in procs:
         proc.communicate(timeout=60)
     assert set(drained(tmp_path)) == {"h%d" % i for i in range(8)}
+
+
+class Health:
+    """A stand-in for LiteLLM's /health on loopback: the deployment ids it lists unhealthy, the keys it was sent."""
+
+    def __init__(self, unhealthy=(), status=200):
+        import http.server
+        import threading
+
+        self.unhealthy, self.status, self.keys = list(unhealthy), status, []
+        health = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                health.keys.append(self.headers.get("authorization"))
+                body = json.dumps({"healthy_endpoints": [], "unhealthy_endpoints": [
+                    {"model": "hosted_vllm/" + MODEL, "model_id": host} for host in health.unhealthy]}).encode()
+                self.send_response(health.status)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d/health" % self.server.server_address[1]
+
+    def close(self):
+        self.server.shutdown()
+
+
+def test_the_health_wait_sends_the_key_and_passes_when_another_host_is_healthy(run_module, tmp_path):
+    health = Health()
+    try:
+        args = {"hosts": ["spark-1"], "state_dir": configured(tmp_path), "health_url": health.url,
+                "master_key": "sk-unit-drain-key-0123", "health_timeout": 4}
+        failed, result = run_module(gateway_drain, args, check_mode=True)
+    finally:
+        health.close()
+    assert not failed and result["waiting"] == [] and result["health_answered"] is True, result
+    assert health.keys == ["Bearer sk-unit-drain-key-0123"]
+    assert "sk-unit-drain-key-0123" not in json.dumps(result)
+    assert not (tmp_path / "drained.json").exists()
+
+
+def test_the_health_wait_names_the_groups_still_without_another_healthy_host(run_module, tmp_path):
+    health = Health(unhealthy=["spark-2"])
+    try:
+        args = {"hosts": ["spark-1"], "state_dir": configured(tmp_path), "health_url": health.url,
+                "master_key": "sk-unit-drain-key-0123", "health_timeout": 1}
+        failed, result = run_module(gateway_drain, args)
+    finally:
+        health.close()
+    # Not failed: the task says why (the routing role names the host, the gateway and the seconds).
+    assert not failed and result["waiting"] == [MODEL] and not result["changed"], result
+    assert len(health.keys) >= 2  # read again until the time ran out
+    assert not (tmp_path / "drained.json").exists()
+
+
+def test_no_health_wait_for_a_host_out_of_routing_already_an_allowed_outage_or_an_outage(run_module, tmp_path):
+    state_dir = configured(tmp_path)
+    nowhere = "http://127.0.0.1:9/health"  # nothing answers: a read would say so
+    run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir, "health_url": nowhere},
+                                check_mode=True)
+    assert not failed and result["health_answered"] is None and result["waiting"] == []
+    failed, result = run_module(gateway_drain, {"hosts": ["g7e-1"], "state_dir": state_dir, "health_url": nowhere,
+                                                "allow_outage": True}, check_mode=True)
+    assert not failed and result["health_answered"] is None
+    failed, result = run_module(gateway_drain, {"hosts": ["g7e-1"], "state_dir": state_dir, "health_url": nowhere},
+                                check_mode=True)
+    assert failed and "model group sglang-m has no other host in routing than g7e-1" in result["msg"]
+
+
+def test_a_health_url_that_answers_nothing_is_reported_not_read(run_module, tmp_path):
+    args = {"hosts": ["spark-1"], "state_dir": configured(tmp_path), "health_url": "http://127.0.0.1:9/health",
+            "master_key": "sk-unit-drain-key-0123", "health_timeout": 0}
+    failed, result = run_module(gateway_drain, args, check_mode=True)
+    assert not failed and result["health_answered"] is False and result["waiting"] == []

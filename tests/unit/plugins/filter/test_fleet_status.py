@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""serving_rows: site.yml's summary rows, one per host, from each host's server_summary."""
+"""fleet_status: one row per host of the play from the fact the server role records - site.yml's
+summary rows from each host's server_summary (fact='server_summary', what the serving_rows filter
+did), status.yml's from its server_status (the default)."""
 from __future__ import annotations
 
+from functools import partial
 from types import MappingProxyType
 
-from ansible_collections.inferops.serving.plugins.filter.serving_rows import FilterModule
-from ansible_collections.inferops.serving.plugins.filter.summary_table import NOT_SERVED, summary_lines
-from ansible_collections.inferops.serving.plugins.plugin_utils._status import serving_rows
+import pytest
+from ansible.errors import AnsibleFilterError
 
-serving_rows_filter = FilterModule().filters()["serving_rows"]
+from ansible_collections.inferops.serving.plugins.filter.fleet_status import FilterModule
+from ansible_collections.inferops.serving.plugins.filter.summary_table import NOT_SERVED, summary_lines
+from ansible_collections.inferops.serving.plugins.plugin_utils._status import UNREAD, serving_rows
+
+fleet_status_filter = FilterModule().filters()["fleet_status"]
+serving_rows_filter = partial(fleet_status_filter, fact="server_summary")
 
 # The keys the server role's verify.yml records as server_summary (check mode: a state, no smoke).
 SERVED = {"profile": "gb10-nvfp4-mtp-latency", "digest": "sha256:" + "ab" * 32, "backends_proven": 3,
@@ -45,3 +52,16 @@ def test_the_host_name_wins_over_a_host_key_in_the_summary_and_mappings_of_any_t
 
 def test_no_hosts_no_rows():
     assert serving_rows([], {}) == []
+
+
+def test_status_rows_by_default_and_a_not_read_row_where_a_host_recorded_none():
+    row = {"host": "spark-01", "ok": True, "state": "serving", "drift": [], "problems": [], "details": {}}
+    hostvars = {"spark-01": {"server_status": row, "server_summary": {"state": "serving"}}, "spark-02": {}}
+    rows = fleet_status_filter(["spark-01", "spark-02"], hostvars)
+    assert rows[0] == row
+    assert rows[1]["host"] == "spark-02" and rows[1]["state"] == UNREAD and rows[1]["ok"] is False
+
+
+def test_an_unknown_fact_is_refused_naming_the_choices():
+    with pytest.raises(AnsibleFilterError, match="server_status, server_summary"):
+        fleet_status_filter(["spark-01"], {}, fact="server_facts")
