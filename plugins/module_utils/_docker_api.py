@@ -35,6 +35,11 @@ import time
 from urllib.parse import quote, urlsplit
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+DEFAULT_DOCKER_TIMEOUT = 60
+# The argument specs of the Docker options, declared once (documented by the private doc
+# fragment inferops.serving._docker and its TIMEOUT part).
+DOCKER_COMMON_ARGS = dict(docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST))
+DOCKER_TIMEOUT_ARGS = dict(docker_timeout=dict(type="int", default=DEFAULT_DOCKER_TIMEOUT))
 # Log lines may be stamped slightly before Docker records StartedAt; a previous run has ended
 # by then, so look this far back, but never before the previous run's FinishedAt.
 START_SLACK = 1.0

@@ -42,9 +42,9 @@ description:
   - Without a C(Docker-Content-Digest) header the digest is the SHA-256 of the manifest's bytes
     (a C(GET)).
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 options:
   image:
     description:

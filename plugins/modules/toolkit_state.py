@@ -19,8 +19,8 @@ description:
   - The container_toolkit role runs only those steps, so a converge that changes nothing skips
     the package, repository and daemon tasks without running their modules.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full
