@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: toolkit_state
+module: toolkit_info
 short_description: Read what the container_toolkit role still has to do on a host
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
@@ -115,7 +115,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Read what the toolkit role still has to do
-  inferops.serving.toolkit_state:
+  inferops.serving.toolkit_info:
     packages: [nvidia-container-toolkit, nvidia-container-toolkit-base, libnvidia-container-tools, libnvidia-container1]
     version: 1.17.8-1
     preferences: "{{ lookup('ansible.builtin.template', 'etc/apt/preferences.d/nvidia-container-toolkit.j2') }}"

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: gateway_read
+module: gateway_info
 short_description: Prove the gateway's LiteLLM proxy and read which deployments it routes to
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
@@ -71,7 +71,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Prove the gateway and read its routing
-  inferops.serving.gateway_read:
+  inferops.serving.gateway_info:
     url: http://127.0.0.1:4000
     master_key: "{{ gateway_master_key }}"
     prove: true
