@@ -210,10 +210,10 @@ class DockerClient(object):
         self.call("POST", "/containers/%s/restart?t=%d" % (quote(container, safe=""), timeout),
                   "restart " + container, timeout=self.timeout + timeout)
 
-    def log_tail(self, container, lines, tty=False):
-        """The last ``lines`` lines of ``container``'s log (stdout and stderr, timestamped)."""
-        _status, data = self.call("GET", "/containers/%s/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % (
-            quote(container, safe=""), lines), "logs of " + container, ok=(200,))
+    def log_tail(self, container, lines, tty=False, timestamps=True):
+        """The last ``lines`` lines of ``container``'s log (stdout and stderr, timestamped unless not ``timestamps``)."""
+        _status, data = self.call("GET", "/containers/%s/logs?stdout=1&stderr=1&timestamps=%d&tail=%d" % (
+            quote(container, safe=""), 1 if timestamps else 0, lines), "logs of " + container, ok=(200,))
         if not tty:
             data = DemuxBuffer().feed(data)
         return data.decode("utf-8", "replace").splitlines()[-lines:]
