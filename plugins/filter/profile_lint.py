@@ -21,8 +21,9 @@ description:
   - Each finding has a severity, a message naming the problem and the fix, the reason (the failure
     the rule prevents) and its source (the seed or the engine-facts section).
   - The known-bad list is the collection's C(data/known_bad_images.yml) plus O(known_bad).
-  - Used by the preflight role (errors stop the play) and by C(playbooks/show_launch.yml), with
-    O(report): the findings as the lines to print, each C(SEVERITY [rule] message (why: reason;
+  - >-
+    Used by the preflight role (errors stop the play) and by C(playbooks/show_launch.yml), with
+    O(report), the findings as the lines to print, each C(SEVERITY [rule] message (why: reason;
     source: source)), the one way the collection spells a finding.
 positional: _input
 options:
