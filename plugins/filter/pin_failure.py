@@ -39,7 +39,7 @@ options:
     description: The benchmark's results directory.
     type: str
 extends_documentation_fragment:
-  - inferops.serving.pin_canary
+  - inferops.serving._pin_canary
 """
 
 EXAMPLES = r"""

@@ -45,8 +45,8 @@ options:
     description: The registered result of the push to the mirror.
     type: dict
 extends_documentation_fragment:
-  - inferops.serving.pin_canary
-  - inferops.serving.pin_canary.lock_entry
+  - inferops.serving._pin_canary
+  - inferops.serving._pin_canary.lock_entry
 """
 
 EXAMPLES = r"""

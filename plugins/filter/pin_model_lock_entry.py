@@ -25,8 +25,8 @@ options:
     description: The canary's registered M(inferops.serving.model_cache_info) result (C(model_cache_info)).
     type: dict
 extends_documentation_fragment:
-  - inferops.serving.pin_canary
-  - inferops.serving.pin_canary.lock_entry
+  - inferops.serving._pin_canary
+  - inferops.serving._pin_canary.lock_entry
 """
 
 EXAMPLES = r"""

@@ -23,7 +23,7 @@ options:
     description: The registered result of C(community.docker.docker_image_pull) (a real run).
     type: dict
   remote:
-    description: The registered result of M(inferops.serving.image_digest) (check mode).
+    description: The registered result of M(inferops.serving.image_digest_info) (check mode).
     type: dict
   lock:
     description: The inventory's lock, C(inferops_serving_image_lock).

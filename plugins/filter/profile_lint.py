@@ -21,7 +21,10 @@ description:
   - Each finding has a severity, a message naming the problem and the fix, the reason (the failure
     the rule prevents) and its source (the seed or the engine-facts section).
   - The known-bad list is the collection's C(data/known_bad_images.yml) plus O(known_bad).
-  - Used by the preflight role (errors stop the play) and by C(playbooks/show_launch.yml).
+  - >-
+    Used by the preflight role (errors stop the play) and by C(playbooks/show_launch.yml), with
+    O(report), the findings as the lines to print, each C(SEVERITY [rule] message (why: reason;
+    source: source)), the one way the collection spells a finding.
 positional: _input
 options:
   _input:
@@ -52,6 +55,18 @@ options:
     type: list
     elements: path
     default: []
+  report:
+    description:
+      - Return the lines to print instead of the findings, split into C(failures) (the findings that
+        refuse the profile) and C(notes) (the others).
+    type: bool
+    default: false
+  fail_on_warnings:
+    description:
+      - With O(report), count the warnings as failures (the preflight role's
+        C(preflight_fail_on_lint_warnings)).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -69,6 +84,17 @@ EXAMPLES = r"""
       {{ __preflight_lint | selectattr('severity', 'equalto', 'error')
          | map(attribute='message') | join('; ') }}
 
+- name: Lint the profile and keep the lines to print, the warnings refusing it too
+  ansible.builtin.set_fact:
+    __lint_lines: >-
+      {{ server_deployment.profile | inferops.serving.profile_lint(overrides=server_deployment.overrides,
+                                                                  report=true, fail_on_warnings=true) }}
+
+- name: Refuse a profile with lint failures
+  ansible.builtin.fail:
+    msg: "{{ __lint_lines.failures }}"
+  when: __lint_lines.failures | length > 0
+
 - name: Lint a collection profile by name
   ansible.builtin.debug:
     msg: "{{ 'g7e-fp8-sglang' | inferops.serving.profile_lint }}"
@@ -81,30 +107,37 @@ _value:
     - Each has C(rule) (the rule id), C(severity) (V(error) or V(warning)), C(message) (the
       problem and its fix), C(reason) (why the rule exists) and C(source) (seed or engine-facts
       section).
-  type: list
-  elements: dict
+    - With O(report), the lines to print instead, C(failures) and C(notes) (lists of strings).
+  type: raw
 """
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.common.validation import check_type_bool
 
 
-def _profile_lint(profile, overrides=None, known_bad=None, profile_dirs=None):
+def _profile_lint(profile, overrides=None, known_bad=None, profile_dirs=None, report=False, fail_on_warnings=False):
     from ansible_collections.inferops.serving.plugins.plugin_utils._profile import KNOWN_BAD_FILE, ProfileError
     from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import (
         lint_profile,
+        lint_report,
         load_known_bad,
         validate_known_bad,
     )
     from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import secret_findings
+    try:
+        report, fail_on_warnings = check_type_bool(report), check_type_bool(fail_on_warnings)
+    except TypeError as exc:
+        raise AnsibleFilterError("profile_lint report and fail_on_warnings take true or false: %s" % exc) from None
     try:
         extra = validate_known_bad(list(known_bad) if isinstance(known_bad, (list, tuple)) else known_bad or [],
                                    "profile_lint known_bad")
         findings = lint_profile(profile, overrides=overrides or {}, known_bad=load_known_bad(KNOWN_BAD_FILE) + extra,
                                 profile_dirs=profile_dirs)
         # Secrets belong in server_secrets (the 0600 env file), never in args or env.
-        return findings + secret_findings(profile, overrides=overrides or {}, profile_dirs=profile_dirs)
+        findings += secret_findings(profile, overrides=overrides or {}, profile_dirs=profile_dirs)
     except ProfileError as exc:
         raise AnsibleFilterError(str(exc)) from exc
+    return lint_report(findings, fail_on_warnings) if report else findings
 
 
 class FilterModule:

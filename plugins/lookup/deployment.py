@@ -132,4 +132,4 @@ class LookupModule(LookupBase):
                               overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"),
                               previous=self.get_option("previous"))]
         except ProfileError as exc:
-            raise AnsibleLookupError(scrub(exc)) from exc
+            raise AnsibleLookupError(scrub(exc)) from None

@@ -152,4 +152,4 @@ class LookupModule(LookupBase):
                                        self.get_option("port"), self.get_option("host_address"),
                                        self.get_option("master_key")))]
         except GatewayError as exc:
-            raise AnsibleLookupError(scrub(exc)) from exc
+            raise AnsibleLookupError(scrub(exc)) from None

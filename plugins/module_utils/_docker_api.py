@@ -35,6 +35,11 @@ import time
 from urllib.parse import quote, urlsplit
 
 DEFAULT_DOCKER_HOST = "unix:///var/run/docker.sock"
+DEFAULT_DOCKER_TIMEOUT = 60
+# The argument specs of the Docker options, declared once (documented by the private doc
+# fragment inferops.serving._docker and its TIMEOUT part).
+DOCKER_COMMON_ARGS = dict(docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST))
+DOCKER_TIMEOUT_ARGS = dict(docker_timeout=dict(type="int", default=DEFAULT_DOCKER_TIMEOUT))
 # Log lines may be stamped slightly before Docker records StartedAt; a previous run has ended
 # by then, so look this far back, but never before the previous run's FinishedAt.
 START_SLACK = 1.0
@@ -205,10 +210,10 @@ class DockerClient(object):
         self.call("POST", "/containers/%s/restart?t=%d" % (quote(container, safe=""), timeout),
                   "restart " + container, timeout=self.timeout + timeout)
 
-    def log_tail(self, container, lines, tty=False):
-        """The last ``lines`` lines of ``container``'s log (stdout and stderr, timestamped)."""
-        _status, data = self.call("GET", "/containers/%s/logs?stdout=1&stderr=1&timestamps=1&tail=%d" % (
-            quote(container, safe=""), lines), "logs of " + container, ok=(200,))
+    def log_tail(self, container, lines, tty=False, timestamps=True):
+        """The last ``lines`` lines of ``container``'s log (stdout and stderr, timestamped unless not ``timestamps``)."""
+        _status, data = self.call("GET", "/containers/%s/logs?stdout=1&stderr=1&timestamps=%d&tail=%d" % (
+            quote(container, safe=""), 1 if timestamps else 0, lines), "logs of " + container, ok=(200,))
         if not tty:
             data = DemuxBuffer().feed(data)
         return data.decode("utf-8", "replace").splitlines()[-lines:]

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""What the gateway's answers prove, decided apart from the reads (``gateway_read`` reads).
+"""What the gateway's answers prove, decided apart from the reads (``gateway_info`` reads).
 
 The gateway role proves a running LiteLLM proxy after every converge: it answers
 ``/health/readiness``, lists every model group and alias of the plan on ``GET /v1/models`` with

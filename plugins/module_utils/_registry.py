@@ -5,7 +5,7 @@
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """What a tag points to, read from the registry's HTTP API (Docker Registry HTTP API V2 / OCI
-distribution spec), as pure functions; the image_digest module does the HTTP.
+distribution spec), as pure functions; the image_digest_info module does the HTTP.
 
 The request: ``HEAD /v2/<repository>/manifests/<tag>`` with an ``Accept`` header naming the
 OCI image index, the Docker manifest list, the Docker image manifest V2 and the OCI image
@@ -267,7 +267,7 @@ def docker_config_auth(config, registry):
         found = {"key": key, "username": str(entry["username"]), "password": str(entry.get("password") or "")}
     elif isinstance(entry, dict) and entry.get("identitytoken"):
         raise RegistryError("the Docker config's auths entry %r holds an identity token (an OAuth refresh token), "
-                            "which image_digest does not exchange: give username and password" % key)
+                            "which image_digest_info does not exchange: give username and password" % key)
     return {"helper": str(helper) if helper else None, "server": server, "entry": found}
 
 
@@ -282,7 +282,7 @@ def helper_credentials(output):
         raise RegistryError("the credential helper's answer is not {ServerURL, Username, Secret}")
     if data["Username"] == "<token>":
         raise RegistryError("the credential helper holds an identity token (an OAuth refresh token), which "
-                            "image_digest does not exchange: give username and password")
+                            "image_digest_info does not exchange: give username and password")
     return {"username": str(data["Username"]), "password": data["Secret"]}
 
 

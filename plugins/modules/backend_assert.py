@@ -92,11 +92,6 @@ options:
         been restarted by the restart policy since (its crash is in an earlier start's log).
       - Ignored with O(log_path).
     type: str
-  docker_host:
-    description:
-      - The Docker daemon to ask, C(unix://<socket path>) or C(tcp://<host>:<port>) without TLS.
-    type: str
-    default: unix:///var/run/docker.sock
   wait_chunk:
     description:
       - With O(container), wait at most this many seconds, then return RV(ready=false) with the
@@ -134,12 +129,11 @@ options:
     type: dict
     default: {}
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
+  - inferops.serving._docker
 notes:
-  - The container is read through the Docker Engine API over its socket with the Python standard
-    library only; no Docker SDK is needed on the target.
   - vLLM prints an auto-selected attention backend line once per process, so a draft model using the
     same auto-selected backend as the target leaves no separate line; list
     C(draft_attention_backend) in O(optional) or force the backend with C(--attention-backend).
@@ -404,7 +398,7 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils._docker_api import (
-    DEFAULT_DOCKER_HOST,
+    DOCKER_COMMON_ARGS,
     START_SLACK,
     DockerClient,
     DockerError,
@@ -507,12 +501,12 @@ ARGUMENT_SPEC = dict(
     optional=dict(type="list", elements="str", default=[]),
     wait_timeout=dict(type="int", default=1800),
     since=dict(type="str"),
-    docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
     wait_chunk=dict(type="int", default=0),
     progress=dict(type="dict"),
     first_deploy=dict(type="bool", default=False),
     stall_timeout=dict(type="int"),
     phase_budgets=dict(type="dict", default={}),
+    **DOCKER_COMMON_ARGS
 )
 
 

@@ -23,8 +23,10 @@ description:
     Docker's answer.
   - When O(staged) does not exist there is nothing to swap and nothing changes.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
+  - inferops.serving._docker
+  - inferops.serving._docker.TIMEOUT
 attributes:
   check_mode:
     support: full
@@ -49,20 +51,9 @@ options:
     description:
       - Seconds O(name) gets to exit after C(SIGTERM) before it is killed.
       - When not set, the container's own stop timeout (C(docker create --stop-timeout), else 10).
+      - The call that stops O(name) may take this much longer than O(docker_timeout).
     type: int
-  docker_host:
-    description: The Docker daemon, C(unix://) or plain C(tcp://).
-    type: str
-    default: unix:///var/run/docker.sock
-  timeout:
-    description:
-      - Seconds each call to the Docker daemon may take (a stop gets O(stop_timeout) more).
-      - Removing the replaced container deletes its files, which takes long on some storage
-        drivers (vfs) and a busy disk. The server role passes C(server_docker_timeout).
-    type: int
-    default: 30
 notes:
-  - Needs only Python on the target (no Docker SDK).
   - Containers that hold a port or GPU memory can not run side by side, which is why the old one
     is stopped before the new one starts rather than after.
 seealso:
@@ -124,7 +115,8 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError, find_container
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import (
+    DOCKER_COMMON_ARGS, DOCKER_TIMEOUT_ARGS, DockerClient, DockerError, find_container)
 
 
 def plan_swap(name, staged, current, replacement):
@@ -199,8 +191,7 @@ def run_module():
             name=dict(type="str", required=True),
             staged=dict(type="str", required=True),
             stop_timeout=dict(type="int"),
-            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
-            timeout=dict(type="int", default=30),
+            **dict(DOCKER_COMMON_ARGS, **DOCKER_TIMEOUT_ARGS)
         ),
         supports_check_mode=True,
     )
@@ -210,9 +201,9 @@ def run_module():
                              "(for example %s-next)" % (params["name"], params["name"]))
     if params["stop_timeout"] is not None and params["stop_timeout"] < 0:
         module.fail_json(msg="stop_timeout must be 0 or more seconds, not %d" % params["stop_timeout"])
-    if params["timeout"] < 1:
-        module.fail_json(msg="timeout must be 1 or more seconds, not %d" % params["timeout"])
-    client = DockerClient(params["docker_host"], timeout=float(params["timeout"]))
+    if params["docker_timeout"] < 1:
+        module.fail_json(msg="docker_timeout must be 1 or more seconds, not %d" % params["docker_timeout"])
+    client = DockerClient(params["docker_host"], timeout=float(params["docker_timeout"]))
     try:
         current = find_container(client, params["name"])
         replacement = find_container(client, params["staged"])

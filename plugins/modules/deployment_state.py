@@ -33,8 +33,10 @@ description:
     container and its proven deployments are one read. The container's environment
     (C(Config.Env)) is left out unless O(reveal_env=true), for its secrets come from the env file.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
+  - inferops.serving._docker
+  - inferops.serving._docker.TIMEOUT
 attributes:
   check_mode:
     support: full
@@ -76,14 +78,6 @@ options:
       - A container to read as well (its name or ID), e.g. the serving container of the
         deployment. Unset, no Docker daemon is asked.
     type: str
-  docker_host:
-    description: The Docker daemon to read O(container) from (V(unix://) or V(tcp://) without TLS).
-    type: str
-    default: unix:///var/run/docker.sock
-  docker_timeout:
-    description: Seconds the Docker daemon may take to answer the read of O(container).
-    type: int
-    default: 60
 notes:
   - With C(-vvv) Ansible prints module arguments, O(entry) included; an entry holds the resolved
     profile and launch spec, never a secret (secrets travel only in the 0600 env file).
@@ -172,7 +166,8 @@ import traceback
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _state_file
-from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError, find_container
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import (
+    DOCKER_COMMON_ARGS, DOCKER_TIMEOUT_ARGS, DockerClient, DockerError, find_container)
 
 
 def _read(path):
@@ -212,8 +207,7 @@ def main():
             history=dict(type="int", default=_state_file.DEFAULT_HISTORY),
             reveal_env=dict(type="bool", default=False),
             container=dict(type="str"),
-            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
-            docker_timeout=dict(type="int", default=60),
+            **dict(DOCKER_COMMON_ARGS, **DOCKER_TIMEOUT_ARGS)
         ),
         required_if=[("state", "record", ("entry",))],
         supports_check_mode=True,

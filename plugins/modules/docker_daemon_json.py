@@ -23,8 +23,8 @@ description:
     (dockerd rejects all of these too); numbers Docker accepts are written back as numbers.
   - Does not restart Docker; notify a handler on RV(ignore:changed).
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full

@@ -24,8 +24,8 @@ description:
   - A gateway host without C(routing.json) has not been configured by the role yet (it routes
     nothing), so there is nothing to drain and nothing changes.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full
@@ -162,9 +162,14 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
+<<<<<<< HEAD
 from ..module_utils import _host_files
 from ..module_utils._bounded_http import bounded_request
 from ..module_utils._drain import (
+=======
+from ansible_collections.inferops.serving.plugins.module_utils import _host_files
+from ansible_collections.inferops.serving.plugins.module_utils._drain import (
+>>>>>>> h-docker
     ROUTING_FILE,
     STATE_FILE,
     DrainError,

@@ -23,9 +23,10 @@ description:
     share (C(MemFree) short, C(MemAvailable) enough).
   - Fails when C(nvidia-smi) is missing or exits with an error, with its output.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
+  - inferops.serving._docker
 options:
   nvidia_smi:
     description:
@@ -67,10 +68,6 @@ options:
       - The serving container's name; the module then returns RV(container_running) (from the
         Docker Engine API; false when Docker is not installed or not running).
     type: str
-  docker_host:
-    description: The Docker daemon's socket (with O(container)).
-    type: str
-    default: unix:///var/run/docker.sock
   cache_dir:
     description:
       - A model cache directory (it need not exist yet). The module returns RV(cache_disk), the
@@ -266,7 +263,7 @@ import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DEFAULT_DOCKER_HOST, DockerClient, DockerError
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DOCKER_COMMON_ARGS, DockerClient, DockerError
 
 from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
     NVIDIA_SMI_ARGS,
@@ -291,7 +288,7 @@ def main():
             cache_dir=dict(type="path"),
             model=dict(type="str"),
             container=dict(type="str"),
-            docker_host=dict(type="str", default=DEFAULT_DOCKER_HOST),
+            **DOCKER_COMMON_ARGS
         ),
         supports_check_mode=True,
     )

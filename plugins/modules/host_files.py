@@ -22,8 +22,8 @@ description:
   - Not for secrets - the result lists paths and what changed, and O(files) (content included)
     is printed by C(-vvv); write secrets with a task of their own under C(no_log).
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full

@@ -25,8 +25,8 @@ description:
     which Ansible's vars loader ignores); the file is written to a temporary dotfile in the same
     directory and renamed over O(path).
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full

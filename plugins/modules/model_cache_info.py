@@ -22,9 +22,9 @@ description:
     marker of M(inferops.serving.model_verify) that vouches for it - so a converge skips the
     download without reading the weights.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 options:
   model:
     description: The Hub model id, V(org/name).

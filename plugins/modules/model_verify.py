@@ -24,8 +24,8 @@ description:
   - The manifest comes from the Hub (M(inferops.serving.model_cache_info)) or from the lock, for
     hosts that stay offline.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full

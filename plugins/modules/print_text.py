@@ -17,8 +17,8 @@ description:
   - Runs on the controller only (an action plugin); it never connects to the host and changes
     nothing. C(playbooks/show_launch.yml) prints launch scripts and the profile list with it.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
 options:
   text:
     description: The text, printed as it is (a trailing newline is not doubled).

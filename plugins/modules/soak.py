@@ -21,8 +21,9 @@ description:
     failing digest on the known-bad list with it.
   - Run it with C(async) and C(poll) so the operator sees the soak progress.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
+  - inferops.serving._docker
 attributes:
   check_mode:
     support: full
@@ -50,10 +51,6 @@ options:
     description: The serving container's name.
     type: str
     required: true
-  docker_host:
-    description: The Docker daemon's socket.
-    type: str
-    default: unix:///var/run/docker.sock
   minutes:
     description: How long to hold the load.
     type: float
@@ -113,7 +110,7 @@ import urllib.error
 import urllib.request
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DockerClient, DockerError, find_container
+from ansible_collections.inferops.serving.plugins.module_utils._docker_api import DOCKER_COMMON_ARGS, DockerClient, DockerError, find_container
 from ansible_collections.inferops.serving.plugins.module_utils._soak import soak_verdict
 
 
@@ -181,12 +178,12 @@ def main():
             model=dict(type="str", required=True),
             api_key=dict(type="str", no_log=True),
             container=dict(type="str", required=True),
-            docker_host=dict(type="str", default="unix:///var/run/docker.sock"),
             minutes=dict(type="float", required=True),
             concurrency=dict(type="int", default=8),
             max_tokens=dict(type="int", default=64, no_log=False),
             request_timeout=dict(type="float", default=120.0),
             watchdog_state=dict(type="path"),
+            **DOCKER_COMMON_ARGS
         ),
         supports_check_mode=True,
     )

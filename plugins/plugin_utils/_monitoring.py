@@ -634,3 +634,45 @@ def monitoring_plan(hosts, options=None):
             "metrics_path": e.get("node_exporter_path") or "/metrics",
             "textfile_dir": textfile_dirs[str(e["host"])]} for e in entries},
     }
+
+
+def serving_host(name, hostvars, options=None):
+    """The entry ``monitoring_plan`` takes for one serving host, from the host's variables.
+
+    Where the monitoring host reaches it (``monitoring_scrape_address``, else ``ansible_host``,
+    else its name), its plan (``server_deployment``) and its node_exporter (``node_exporter_settings``;
+    prometheus.prometheus' ``node_exporter_textfile_dir`` is kept for the check of the watchdog's
+    directory).
+    """
+    node = node_exporter_settings(str(name), hostvars, options)
+    return {"host": str(name),
+            "address": hostvars.get("monitoring_scrape_address") or hostvars.get("ansible_host") or str(name),
+            "deployment": hostvars.get("server_deployment"),
+            "node_exporter_port": node["port"],
+            "node_exporter_listen": node["listen_address"],
+            "node_exporter_path": node["metrics_path"],
+            "node_exporter_textfile_dir": hostvars.get("node_exporter_textfile_dir")}
+
+
+def play_plan(names, hostvars, options=None, unplanned="fail"):
+    """The monitoring plan of the serving hosts ``names``, from the play's ``hostvars``: the lookup's.
+
+    ``monitoring_plan`` of their entries (``serving_host``), with ``unplanned`` (the hosts without a
+    plan, ``server_deployment``) empty. A host without a plan fails the plan, naming the host and the
+    role's resolve, unless ``unplanned="report"``: then the result is ``{"unplanned": [...]}`` alone,
+    and the caller keeps what it wrote before (a run limited to some serving hosts has no plan for the
+    others, and a configuration written without them would drop their targets).
+    """
+    if unplanned not in ("fail", "report"):
+        raise MonitoringError("unplanned is %r: write fail or report" % (unplanned,))
+    names = [str(name) for name in names or ()]
+    unknown = [name for name in names if name not in hostvars]
+    if unknown:
+        raise MonitoringError("monitoring_serving_hosts names %s, not in the inventory: list the serving hosts "
+                              "(the default is groups['serving'])" % ", ".join(unknown))
+    missing = [name for name in names if hostvars[name].get("server_deployment") is None]
+    if missing and unplanned == "report":
+        return {"unplanned": missing}
+    plan = monitoring_plan([serving_host(name, hostvars[name], options) for name in names], options)
+    plan["unplanned"] = []
+    return plan

@@ -96,7 +96,7 @@ def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix
     """What this canary does with its tag's current digest.
 
     ``pull``: the registered community.docker.docker_image_pull result (a real run); ``remote``:
-    inferops.serving.image_digest's (check mode). Returns ``{image, name, repository, tag, digest,
+    inferops.serving.image_digest_info's (check mode). Returns ``{image, name, repository, tag, digest,
     image_id, platform, current, pinned, known_bad, archive, overrides}``: ``pinned`` when the lock
     already holds this digest (nothing new), ``known_bad`` the findings refusing it, ``overrides``
     the host's ``server_profile_overrides`` with the digest laid over (what the canary deploys)."""

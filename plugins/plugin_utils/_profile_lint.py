@@ -838,7 +838,7 @@ def format_findings(findings):
     """Findings as lines an operator reads: ``ERROR [rule] message (why: reason; source: source)``.
 
     The one spelling of a finding: the preflight role and playbooks/show_launch.yml print these
-    lines (through the lint_report filter), never their own.
+    lines (through the profile_lint filter's report option), never their own.
     """
     return ["%s [%s] %s (why: %s; source: %s)" % (f["severity"].upper(), f["rule"], f["message"], f["reason"],
                                                   f["source"]) for f in findings]

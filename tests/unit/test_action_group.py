@@ -18,7 +18,7 @@ def test_the_group_is_the_modules_that_claim_it():
     claiming = []
     for path in sorted(glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py"))):
         with open(path, encoding="utf-8") as handle:
-            if "inferops.serving.attributes.ACTIONGROUP_SERVING" in handle.read():
+            if "inferops.serving._attributes.ACTIONGROUP_SERVING" in handle.read():
                 claiming.append(os.path.basename(path)[:-3])
     assert len(group) == len(set(group))
     assert sorted(group) == claiming

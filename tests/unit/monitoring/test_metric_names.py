@@ -90,7 +90,7 @@ def test_a_release_that_renamed_a_metric_is_refused_naming_metric_release_host_a
     assert "vllm:kv_cache_usage_perc (it exports vllm:kv_cache_usage_ratio" in message
     assert "plugins/plugin_utils/_engines.py" in message
     with pytest.raises(m.MonitoringError, match="vllm:kv_cache_usage_perc"):
-        m.monitoring_plan(fleet("0.99.0"))  # the role's filter: nothing is written
+        m.monitoring_plan(fleet("0.99.0"))  # the role's plan: nothing is written
 
 
 def test_a_renamed_histogram_is_caught_through_its_bucket_samples(stored_with):

@@ -17,19 +17,21 @@ import subprocess
 
 import pytest
 import yaml
-from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.filter.monitoring_plan import FilterModule
 from ansible_collections.inferops.serving.plugins.plugin_utils import _deployment as d
 from ansible_collections.inferops.serving.plugins.plugin_utils import _monitoring as m
 
 OPTIONS = {"name": "inferops-serving", "network_mode": "host", "secret_env": [],
            "textfile_dir": "/var/lib/node_exporter"}
-monitoring_plan = FilterModule().filters()["monitoring_plan"]
+
+
+def monitoring_plan(names, hostvars, options=None):
+    """The plan the role's lookup (plugins/lookup/monitoring_plan.py) returns for these hosts."""
+    return m.play_plan(names, hostvars, options)
 
 
 def hostvars(**spark):
-    """Two serving hosts as the filter reads them from ``hostvars``; ``spark``: spark-1's own variables."""
+    """Two serving hosts as the monitoring_plan lookup reads them from ``hostvars``; ``spark``: spark-1's own variables."""
     return {"spark-1": dict({"ansible_host": "10.0.0.1",
                              "server_deployment": d.plan("gb10-nvfp4-mtp-latency", dict(OPTIONS, port=8101))}, **spark),
             "g7e-1": {"ansible_host": "10.0.0.2",
@@ -69,7 +71,7 @@ def test_the_role_variable_set_for_a_host_wins():
 
 
 def test_a_bad_port_set_for_a_host_names_the_host():
-    with pytest.raises(AnsibleFilterError, match="host spark-1: monitoring_node_exporter_port is 0: it must be between"):
+    with pytest.raises(m.MonitoringError, match="host spark-1: monitoring_node_exporter_port is 0: it must be between"):
         monitoring_plan(["spark-1"], hostvars(monitoring_node_exporter_port=0))
 
 
@@ -81,7 +83,7 @@ def test_listen_addresses(address, port):
 
 @pytest.mark.parametrize("address", ["9100", "0.0.0.0", "0.0.0.0:http", "[:::9100", "0.0.0.0:70000"])
 def test_a_bad_listen_address_names_the_host_and_variable(address):
-    with pytest.raises(AnsibleFilterError, match=re.escape(
+    with pytest.raises(m.MonitoringError, match=re.escape(
             "host spark-1: node_exporter_web_listen_address is %r: write host:port" % address)):
         monitoring_plan(["spark-1"], hostvars(node_exporter_web_listen_address=address))
 
@@ -89,7 +91,7 @@ def test_a_bad_listen_address_names_the_host_and_variable(address):
 def test_the_operators_node_exporter_must_read_where_the_watchdog_writes():
     # prometheus.prometheus.node_exporter reads /srv/textfile; the watchdog was told to write elsewhere.
     vars_ = hostvars(node_exporter_textfile_dir="/srv/textfile")
-    with pytest.raises(AnsibleFilterError, match=r"host spark-1: the watchdog writes its metrics to "
+    with pytest.raises(m.MonitoringError, match=r"host spark-1: the watchdog writes its metrics to "
                        r"/var/lib/node_exporter \(server_watchdog_textfile_dir\), but the operator's node_exporter "
                        r"reads node_exporter_textfile_dir /srv/textfile"):
         monitoring_plan(["spark-1", "g7e-1"], vars_, {"node_exporter_install": False})

@@ -28,9 +28,9 @@ PLAY = """
 - hosts: localhost
   gather_facts: false
   tasks:
-    # The role's read (tasks/preflight.yml): toolkit_state downloads the key, and reads the installed
+    # The role's read (tasks/preflight.yml): toolkit_info downloads the key, and reads the installed
     # one's digest (keyring_sha256); only its key options matter here.
-    - inferops.serving.toolkit_state:
+    - inferops.serving.toolkit_info:
         packages: [nvidia-container-toolkit]
         version: 1.17.8-1
         preferences: ""
@@ -83,7 +83,7 @@ def test_the_pinned_key_would_be_installed(tmp_path, key_server):
 
 def test_the_pinned_key_already_installed_is_not_written_again(tmp_path, key_server):
     if os.geteuid() != 0:
-        pytest.skip("toolkit_state vouches only for a key file owned by root")
+        pytest.skip("toolkit_info vouches only for a key file owned by root")
     with open(os.path.join(KEYS, "ed25519.asc"), "rb") as handle:
         installed = handle.read()
     result = key_step(tmp_path, key_server + "/ed25519.asc", [ED25519], installed=installed)

@@ -54,8 +54,8 @@ def filter_files():
 
 
 def test_resolving_a_filter_loads_every_filter_file_and_no_plugin_or_module_utils():
-    result = resolve("inferops.serving.lint_report")
-    assert result["found"] == {"inferops.serving.lint_report": True}
+    result = resolve("inferops.serving.profile_lint")
+    assert result["found"] == {"inferops.serving.profile_lint": True}
     # The premise: the loader imported every filter file to find one filter.
     assert result["files"] == filter_files()
     assert result["loaded"] == [], "filter files import collection code when loaded: %s" % result["loaded"]

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The registry API decisions of image_digest (plugins/module_utils/_registry.py): references as
+"""The registry API decisions of image_digest_info (plugins/module_utils/_registry.py): references as
 docker reads them, the manifest request, the Bearer challenge, the token answer, the digest."""
 from __future__ import annotations
 

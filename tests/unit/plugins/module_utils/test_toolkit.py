@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What the container_toolkit role still has to do, from what toolkit_state read on a host.
+"""What the container_toolkit role still has to do, from what toolkit_info read on a host.
 
 DPKG_QUERY and SOURCES are the real output of `dpkg-query -W -f '${Package}\\t${Version}\\t${db:Status-Abbrev}\\n'`
 and the .sources file ansible.builtin.deb822_repository wrote, on the lab's lab-spark (Debian

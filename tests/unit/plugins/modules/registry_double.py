@@ -4,7 +4,7 @@ distribution specification (manifest requests) and Docker's token authentication
 (the Bearer challenge and its token endpoint), on 127.0.0.1 (or another loopback address,
 ``host``: another origin), a port in 8270-8279.
 
-It answers as the real ones do, as far as image_digest uses them:
+It answers as the real ones do, as far as image_digest_info uses them:
 
 * ``HEAD|GET /v2/<name>/manifests/<tag or digest>``: 200 with ``Content-Type`` (the manifest's
   media type), ``Content-Length`` and ``Docker-Content-Digest`` (the SHA-256 of the stored

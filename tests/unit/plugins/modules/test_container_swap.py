@@ -122,14 +122,14 @@ def test_same_name_is_refused(run_module, docker):
 def test_a_remove_slower_than_the_timeout_fails_naming_it(run_module, docker):
     fake, host = docker(FakeDocker(containers(), remove_takes=1.5))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
-                                                 "timeout": 1})
+                                                 "docker_timeout": 1})
     assert failed and "did not answer within 1.0s" in result["msg"], result
 
 
 def test_a_longer_timeout_waits_for_a_slow_remove(run_module, docker):
     fake, host = docker(FakeDocker(containers(), remove_takes=1.5))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
-                                                 "timeout": 5})
+                                                 "docker_timeout": 5})
     assert not failed and result["changed"], result
     assert fake.containers["srv"]["Id"] == "new" and "srv-next" not in fake.containers
 
@@ -137,8 +137,8 @@ def test_a_longer_timeout_waits_for_a_slow_remove(run_module, docker):
 def test_a_timeout_below_one_second_is_refused(run_module, docker):
     fake, host = docker(FakeDocker(containers()))
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next", "docker_host": host,
-                                                 "timeout": 0})
-    assert failed and result["msg"] == "timeout must be 1 or more seconds, not 0"
+                                                 "docker_timeout": 0})
+    assert failed and result["msg"] == "docker_timeout must be 1 or more seconds, not 0"
     assert fake.changes() == []
 
 
@@ -248,7 +248,7 @@ def test_docker_host_defaults_to_the_local_socket_and_a_daemon_error_carries_its
     factory = ClientFactory()
     monkeypatch.setattr(container_swap, "DockerClient", factory)
     failed, result = run_module(container_swap, {"name": "srv", "staged": "srv-next"})
-    assert factory.hosts == ["unix:///var/run/docker.sock"] and factory.timeouts == [30.0]
+    assert factory.hosts == ["unix:///var/run/docker.sock"] and factory.timeouts == [60.0]
     assert failed and result["msg"] == "cannot reach the Docker daemon at unix:///var/run/docker.sock"
     assert "Traceback" in result["exception"] and "DockerError" in result["exception"]
 

@@ -4,11 +4,7 @@ newest server_failed_logs_kept per container (they were never pruned)."""
 from __future__ import annotations
 
 import os
-import shlex
-import stat
-import subprocess
 
-import jinja2
 import pytest
 import yaml
 
@@ -44,23 +40,17 @@ def _task(name):
         return next(task for task in yaml.safe_load(handle) if task.get("name") == name)
 
 
-def test_the_saved_log_is_0600(tmp_path):
-    """The rescue's own command, run by bash with ``docker`` replaced by a script that prints log
-    lines (a test double standing for ``docker logs``), under the usual 022 umask."""
-    fake = tmp_path / "bin" / "docker"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\necho 'INFO engine log line'\n")
-    fake.chmod(0o755)
-    log = tmp_path / "failed-inferops-serving-20261201T120000Z.log"
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
-    env.filters.update(quote=shlex.quote, int=int)
-    cmd = env.from_string(_task("Save the failed container's log")["ansible.builtin.shell"]["cmd"]).render(
-        server_docker_host="unix:///var/run/docker.sock", server_failed_log_lines=10,
-        server_deployment={"container": "inferops-serving"}, __server_failed_log=str(log))
-    subprocess.run(["bash", "-c", "umask 022; " + cmd], check=True,
-                   env=dict(os.environ, PATH="%s:%s" % (fake.parent, os.environ["PATH"])))
-    assert log.read_text() == "INFO engine log line\n"
-    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+def test_the_saved_log_is_0600():
+    """The rescue saves the log with inferops.serving.container_log (the Docker Engine API, no
+    ``docker`` CLI in a shell), which writes it 0600 whatever the umask
+    (tests/unit/plugins/modules/test_container_log.py), with the role's variables."""
+    task = _task("Save the failed container's log")
+    assert task["inferops.serving.container_log"] == {
+        "container": "{{ server_deployment.container }}", "dest": "{{ __server_failed_log }}",
+        "lines": "{{ server_failed_log_lines | int }}", "docker_host": "{{ server_docker_host }}",
+        "docker_timeout": "{{ server_docker_timeout }}"}
+    assert task["failed_when"] is False and task["register"] == "__server_failed_log_saved"
+    assert "ansible.builtin.shell" not in open(RESCUE, encoding="utf-8").read()
 
 
 def test_the_rescue_prunes_with_the_role_variable():

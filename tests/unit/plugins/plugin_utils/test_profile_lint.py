@@ -9,7 +9,6 @@ import pytest
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.serving.plugins.filter.lint_report import FilterModule as LintReportFilters
 from ansible_collections.inferops.serving.plugins.filter.profile_lint import FilterModule
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     ProfileError,
@@ -438,7 +437,7 @@ def test_lint_report_splits_failures_from_notes_in_the_format_findings_lines():
 
 
 def test_no_yaml_spells_a_finding_itself():
-    """Issue 21: findings are printed through format_findings (the lint_report filter), Jinja only prints."""
+    """Issue 21: findings are printed through format_findings (profile_lint's report), Jinja only prints."""
     root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..")
     users = []
     for folder in ("roles", "playbooks"):
@@ -448,22 +447,31 @@ def test_no_yaml_spells_a_finding_itself():
                     with open(os.path.join(directory, name), encoding="utf-8") as handle:
                         text = handle.read()
                     assert "(why: " not in text and ".reason" not in text, os.path.join(directory, name)
-                    if "inferops.serving.lint_report" in text:
+                    if "inferops.serving.profile_lint(" in text and "report=true" in text:
                         users.append(os.path.relpath(os.path.join(directory, name), root))
     assert sorted(users) == ["roles/preflight/vars/main.yml", "roles/server/tasks/show_launch.yml"]
 
 
-def test_lint_report_filter_prints_through_format_findings():
-    report = LINT_REPORT([FINDING], fail_on_warnings="yes")
+def test_lint_report_prints_through_format_findings():
+    report = lint_report([FINDING], fail_on_warnings=True)
     assert report == {"failures": ["WARNING [r] m (why: w; source: s)"], "notes": []}
-    assert LINT_REPORT([FINDING]) == {"failures": [], "notes": ["WARNING [r] m (why: w; source: s)"]}
-    with pytest.raises(AnsibleFilterError, match="lint_report takes the list of findings"):
-        LINT_REPORT([{"rule": "r"}])
+    assert lint_report([FINDING]) == {"failures": [], "notes": ["WARNING [r] m (why: w; source: s)"]}
+
+
+def test_the_filter_reports_the_lines_to_print_with_report():
+    # The lint_report filter folded into profile_lint: report=true returns lint_report of the findings.
+    overrides = {"args": {"moe-backend": "flashinfer_trtllm", "max-num-seqs": 4096, "attention-backend": "turboquant"}}
+    findings = FILTER(LATENCY, overrides=overrides)
+    assert FILTER(LATENCY, overrides=overrides, report=True) == lint_report(findings)
+    assert FILTER(LATENCY, overrides=overrides, report="yes", fail_on_warnings="yes") == lint_report(
+        findings, fail_on_warnings=True)
+    assert FILTER(FALLBACK, report=True)["notes"] == format_findings(FILTER(FALLBACK))
+    with pytest.raises(AnsibleFilterError, match="profile_lint report and fail_on_warnings take true or false"):
+        FILTER(LATENCY, report="maybe")
 
 
 # --- the filter ------------------------------------------------------------------------------
 FILTER = FilterModule().filters()["profile_lint"]
-LINT_REPORT = LintReportFilters().filters()["lint_report"]
 FINDING = {"rule": "r", "severity": "warning", "message": "m", "reason": "w", "source": "s"}
 
 

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: image_digest
+module: image_digest_info
 short_description: The digest an image tag points to now, read from the registry's HTTP API without pulling
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
@@ -42,9 +42,9 @@ description:
   - Without a C(Docker-Content-Digest) header the digest is the SHA-256 of the manifest's bytes
     (a C(GET)).
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 options:
   image:
     description:
@@ -97,7 +97,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Read what the rolling tag points to now
-  inferops.serving.image_digest:
+  inferops.serving.image_digest_info:
     image: vllm/vllm-openai:cu130-nightly
   register: remote
 
@@ -106,18 +106,18 @@ EXAMPLES = r"""
     msg: "{{ remote.digest }} (lock: {{ inferops_serving_image_lock.images['vllm/vllm-openai:cu130-nightly'].digest }})"
 
 - name: Through the lab's registry (plain http on loopback)
-  inferops.serving.image_digest:
+  inferops.serving.image_digest_info:
     image: 127.0.0.1:5000/vllm/vllm-openai:cu130-nightly
 
 - name: A private registry with credentials
-  inferops.serving.image_digest:
+  inferops.serving.image_digest_info:
     image: registry.example.com/inference/vllm:prod
     username: "{{ registry_user }}"
     password: "{{ registry_token }}"
   no_log: true
 
 - name: A private registry, with the credentials docker login stored for root (as the pull uses them)
-  inferops.serving.image_digest:
+  inferops.serving.image_digest_info:
     image: nvcr.io/nvidia/vllm:25.11-py3
   become: true
 """

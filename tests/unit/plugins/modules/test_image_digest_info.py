@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""image_digest as a whole module against a registry test double on 127.0.0.1 (registry_double.py:
+"""image_digest_info as a whole module against a registry test double on 127.0.0.1 (registry_double.py:
 the Docker Registry HTTP API V2 / OCI distribution spec and Docker's token authentication)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from registry_double import DOCKER_MANIFEST_V2, OCI_INDEX, RegistryDouble, manifest
 
-from ansible_collections.inferops.serving.plugins.modules import image_digest
+from ansible_collections.inferops.serving.plugins.modules import image_digest_info
 
 TAG = "vllm/vllm-openai:cu130-nightly"
 ACCEPTED = {"application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -45,7 +45,7 @@ def manifest_requests(double):
 def test_an_open_registry_answers_one_head_with_the_digest(run_module):
     # The lab's registry (docker-registry on 127.0.0.1:5000): no authentication, a pushed single-platform image.
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}) as double:
-        failed, result = run_module(image_digest, {"image": image(double)}, check_mode=True)
+        failed, result = run_module(image_digest_info, {"image": image(double)}, check_mode=True)
     assert not failed and result["changed"] is False
     assert result["digest"] == double.digest(TAG) and result["media_type"] == DOCKER_MANIFEST_V2
     where = (result["registry"], result["repository"], result["tag"])
@@ -58,14 +58,14 @@ def test_an_open_registry_answers_one_head_with_the_digest(run_module):
 
 def test_a_multi_platform_tag_answers_with_its_index(run_module):
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}) as double:
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert not failed and result["digest"] == double.digest(TAG) and result["media_type"] == OCI_INDEX
 
 
 def test_the_bearer_challenge_is_answered_with_an_anonymous_token(run_module):
     # Docker Hub's flow: 401 + WWW-Authenticate Bearer, GET the realm with service and scope, retry with the token.
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}, auth="bearer") as double:
-        failed, result = run_module(image_digest, {"image": image(double)}, check_mode=True)
+        failed, result = run_module(image_digest_info, {"image": image(double)}, check_mode=True)
     assert not failed and result["digest"] == double.digest(TAG) and result["authenticated"] == "bearer"
     first, token, second = double.requests
     assert first["method"] == "HEAD" and "authorization" not in first["headers"]
@@ -77,7 +77,7 @@ def test_the_bearer_challenge_is_answered_with_an_anonymous_token(run_module):
 
 def test_credentials_go_to_the_token_endpoint_not_the_registry(run_module):
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}, auth="bearer") as double:
-        failed, result = run_module(image_digest, {"image": image(double), "username": "robot", "password": "s3cret"})
+        failed, result = run_module(image_digest_info, {"image": image(double), "username": "robot", "password": "s3cret"})
     assert not failed
     token = [r for r in double.requests if r["path"] == "/token"][0]
     assert token["headers"]["authorization"] == "Basic cm9ib3Q6czNjcmV0"
@@ -89,7 +89,7 @@ def test_a_failing_token_endpoint_is_named_and_its_answer_not_repeated(run_modul
     # The realm may be any URL: nothing it answers comes back in the message (issue 25, finding 3).
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}, auth="bearer", token_status=503,
                         token_error_body=b'{"details":"db at 10.1.2.3:5432 user=tokensvc"}') as double:
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert failed
     assert result["msg"] == ("the token endpoint http://127.0.0.1:%d/token of 127.0.0.1:%d answered 503 (asked "
                              "anonymously: give username and password, or docker login, for a private repository)"
@@ -99,25 +99,25 @@ def test_a_failing_token_endpoint_is_named_and_its_answer_not_repeated(run_modul
 
 def test_basic_authentication_needs_credentials(run_module):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, auth="basic") as double:
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
         assert failed and result["msg"] == ("127.0.0.1:%d asks for a user name and password (Basic authentication): "
                                             "give username and password, or docker login to it on this host"
                                             % double.port)
-        failed, result = run_module(image_digest, {"image": image(double), "username": "robot",
+        failed, result = run_module(image_digest_info, {"image": image(double), "username": "robot",
                                                    "password": "s3cret"})
     assert not failed and result["digest"] == double.digest(TAG) and result["authenticated"] == "basic"
 
 
 def test_without_docker_content_digest_the_manifest_bytes_are_hashed(run_module):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, omit_digest_header=True) as double:
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert not failed and result["digest"] == double.digest(TAG)
     assert [r["method"] for r in double.requests] == ["HEAD", "GET"]
 
 
 def test_an_unknown_tag_fails_with_the_registrys_error(run_module):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}) as double:
-        failed, result = run_module(image_digest, {"image": image(double, "vllm/vllm-openai:no-such-tag")})
+        failed, result = run_module(image_digest_info, {"image": image(double, "vllm/vllm-openai:no-such-tag")})
     assert failed and result["status"] == 404
     assert result["msg"] == ("http://127.0.0.1:%d/v2/vllm/vllm-openai/manifests/no-such-tag has no manifest for "
                              "no-such-tag: MANIFEST_UNKNOWN: manifest unknown" % double.port)
@@ -125,7 +125,7 @@ def test_an_unknown_tag_fails_with_the_registrys_error(run_module):
 
 def test_a_bad_reference_fails_before_any_request(run_module):
     with RegistryDouble({}) as double:
-        failed, result = run_module(image_digest, {"image": "127.0.0.1:%d/Vllm/x:1" % double.port})
+        failed, result = run_module(image_digest_info, {"image": "127.0.0.1:%d/Vllm/x:1" % double.port})
     assert failed and "is not a repository name" in result["msg"] and double.requests == []
 
 
@@ -136,7 +136,7 @@ def test_a_registry_that_does_not_answer(run_module):
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         port = held.getsockname()[1]
-        failed, result = run_module(image_digest, {"image": "127.0.0.1:%d/%s" % (port, TAG), "timeout": 5})
+        failed, result = run_module(image_digest_info, {"image": "127.0.0.1:%d/%s" % (port, TAG), "timeout": 5})
     assert failed and result["status"] == -1 and "127.0.0.1:%d" % port in result["msg"]
 
 
@@ -144,7 +144,7 @@ def test_a_digest_reference_is_asked_by_digest(run_module):
     body = manifest(DOCKER_MANIFEST_V2)
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, body)}) as double:
         double.manifests["vllm/vllm-openai@" + double.digest(TAG)] = (DOCKER_MANIFEST_V2, body)
-        failed, result = run_module(image_digest, {"image": image(double, "vllm/vllm-openai@" + double.digest(TAG))})
+        failed, result = run_module(image_digest_info, {"image": image(double, "vllm/vllm-openai@" + double.digest(TAG))})
     assert not failed and result["digest"] == double.digest(TAG) and result["tag"] is None
 
 
@@ -155,7 +155,7 @@ def test_credentials_do_not_follow_a_redirect_to_another_host(run_module, auth):
     # (127.0.0.2): the password or token must not be sent there.
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, host="127.0.0.2") as elsewhere:
         with RegistryDouble({}, auth=auth, redirect_to="http://127.0.0.2:%d" % elsewhere.port) as double:
-            failed, result = run_module(image_digest, {"image": image(double), "username": "robot",
+            failed, result = run_module(image_digest_info, {"image": image(double), "username": "robot",
                                                        "password": "s3cret"})
     assert not failed, result
     assert result["digest"] == elsewhere.digest(TAG)
@@ -163,7 +163,7 @@ def test_credentials_do_not_follow_a_redirect_to_another_host(run_module, auth):
     assert any("authorization" in r["headers"] for r in manifest_requests(double))
 
 
-class HttpsRegistry(image_digest.Registry):
+class HttpsRegistry(image_digest_info.Registry):
     """Stands for an https registry (registry.example.com) whose Bearer challenge names a plain-http
     realm; the realm is a registry double on loopback that records what reaches it."""
 
@@ -178,8 +178,8 @@ class HttpsRegistry(image_digest.Registry):
 def test_an_https_registry_naming_a_plain_http_realm_gets_no_credentials(run_module, monkeypatch):
     with RegistryDouble({}) as realm:
         HttpsRegistry.realm = "http://127.0.0.1:%d/token" % realm.port
-        monkeypatch.setattr(image_digest, "Registry", HttpsRegistry)
-        failed, result = run_module(image_digest, {"image": "registry.example.com/inference/vllm:prod",
+        monkeypatch.setattr(image_digest_info, "Registry", HttpsRegistry)
+        failed, result = run_module(image_digest_info, {"image": "registry.example.com/inference/vllm:prod",
                                                    "username": "robot", "password": "s3cret"})
     assert failed and realm.requests == []
     assert result["msg"] == ("https://registry.example.com/v2/inference/vllm/manifests/prod: the registry is https "
@@ -193,7 +193,7 @@ def test_a_realms_answer_without_a_token_is_not_repeated(run_module):
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}, auth="bearer") as double:
         with RegistryDouble({"internal/thing:1": (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}) as realm:
             double.realm = "http://127.0.0.1:%d/v2/internal/thing/manifests/1" % realm.port
-            failed, result = run_module(image_digest, {"image": image(double)})
+            failed, result = run_module(image_digest_info, {"image": image(double)})
     assert failed and result["msg"].endswith("the token endpoint's JSON answer has no token or access_token")
     assert "schemaVersion" not in result["msg"] and "layers" not in result["msg"]
 
@@ -208,7 +208,7 @@ def test_docker_logins_credentials_answer_a_basic_registry(run_module, docker_co
     # A registry with htpasswd authentication, as `docker login` left it in config.json.
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, auth="basic") as double:
         path = docker_config({"auths": {"127.0.0.1:%d" % double.port: entry}})
-        failed, result = run_module(image_digest, {"image": image(double)}, check_mode=True)
+        failed, result = run_module(image_digest_info, {"image": image(double)}, check_mode=True)
     assert not failed, result
     assert result["digest"] == double.digest(TAG) and result["authenticated"] == "basic"
     assert result["credentials"] == "%s auths[127.0.0.1:%d]" % (path, double.port)
@@ -218,7 +218,7 @@ def test_docker_logins_credentials_answer_a_basic_registry(run_module, docker_co
 def test_docker_logins_credentials_go_to_the_token_endpoint(run_module, docker_config):
     with RegistryDouble({TAG: (OCI_INDEX, manifest(OCI_INDEX))}, auth="bearer") as double:
         docker_config({"auths": {"http://127.0.0.1:%d" % double.port: {"auth": basic_auth("robot", "s3cret")}}})
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert not failed and result["authenticated"] == "bearer"
     token = [r for r in double.requests if r["path"] == "/token"][0]
     assert token["headers"]["authorization"] == "Basic cm9ib3Q6czNjcmV0"
@@ -227,7 +227,7 @@ def test_docker_logins_credentials_go_to_the_token_endpoint(run_module, docker_c
 def test_an_open_registry_never_reads_the_docker_config(run_module, docker_config):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}) as double:
         docker_config({"auths": {"127.0.0.1:%d" % double.port: {"auth": basic_auth("robot", "s3cret")}}})
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert not failed and result["credentials"] == "none"
     assert all("authorization" not in r["headers"] for r in double.requests)
 
@@ -253,20 +253,20 @@ def test_a_credential_helper_is_asked(run_module, docker_config, tmp_path, monke
         helper.chmod(0o755)
         monkeypatch.setenv("PATH", "%s%s%s" % (helper.parent, os.pathsep, os.environ["PATH"]))
         docker_config({"credHelpers": {"127.0.0.1:%d" % double.port: "labtest"}})
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
         assert not failed, result
         assert result["credentials"] == "docker-credential-labtest" and "s3cret" not in repr(result)
         # A helper that has nothing for the registry: the auths entry is next, as for the pull.
         helper.write_text(HELPER % "other.example")
         docker_config({"credsStore": "labtest", "auths": {"127.0.0.1:%d" % double.port: {}}})
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert failed and "asks for a user name and password" in result["msg"]
 
 
 def test_a_missing_credential_helper_is_named(run_module, docker_config):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, auth="basic") as double:
         docker_config({"credsStore": "no-such-helper-here"})
-        failed, result = run_module(image_digest, {"image": image(double)})
+        failed, result = run_module(image_digest_info, {"image": image(double)})
     assert failed
     assert result["msg"].endswith("the Docker config names the credential helper docker-credential-no-such-helper-here "
                                   "for 127.0.0.1:%d, which is not installed on this host (install it, or give "

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""image_digest against the real registry with authentication on (issue 26): Debian's
+"""image_digest_info against the real registry with authentication on (issue 26): Debian's
 docker-registry (distribution 2.8, what the lab's registry runs) with htpasswd auth on a loopback
 port, an image manifest pushed through its HTTP API, and the credentials read from a Docker config
 as `docker login` writes it. Skipped where docker-registry is not installed."""
@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 import yaml
 
-from ansible_collections.inferops.serving.plugins.modules import image_digest
+from ansible_collections.inferops.serving.plugins.modules import image_digest_info
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 REGISTRY = shutil.which("docker-registry")
@@ -99,10 +99,10 @@ def docker_config(tmp_path, monkeypatch):
 def test_docker_logins_credentials_read_the_protected_registry(run_module, registry, docker_config):
     where, digest = registry
     image = "%s/vllm/vllm-openai:cu130-nightly" % where
-    failed, result = run_module(image_digest, {"image": image}, check_mode=True)
+    failed, result = run_module(image_digest_info, {"image": image}, check_mode=True)
     assert failed and result["msg"].startswith("%s asks for a user name and password" % where)
     docker_config.write_text(json.dumps({"auths": {where: {"auth": base64.b64encode(b"robot:s3cret").decode()}}}))
-    failed, result = run_module(image_digest, {"image": image}, check_mode=True)
+    failed, result = run_module(image_digest_info, {"image": image}, check_mode=True)
     assert not failed, result
     assert result["digest"] == digest and result["authenticated"] == "basic"
     assert result["credentials"] == "%s auths[%s]" % (docker_config, where) and "s3cret" not in repr(result)

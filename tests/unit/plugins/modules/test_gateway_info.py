@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""gateway_read against a stand-in for LiteLLM 1.106.12's proxy on a loopback port.
+"""gateway_info against a stand-in for LiteLLM 1.106.12's proxy on a loopback port.
 
 The stand-in serves what the real proxy answered on lab-gateway (tests/unit/fixtures/gateway/,
 each file naming its source): ``/health/readiness`` (``{"status": "healthy", "db": "Not
@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.modules import gateway_read
+from ansible_collections.inferops.serving.plugins.modules import gateway_info
 
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures", "gateway")
 KEY = "sk-unit-gateway-read-Key-7f3e1b"
@@ -107,7 +107,7 @@ def args(proxy_url, tmp_path, **extra):
 def test_a_proven_proxy_returns_its_groups_deployments_and_drain_file_never_a_key(run_module, proxy, tmp_path):
     proxy.start()
     (tmp_path / "drained.json").write_text('{"hosts": {}}')
-    failed, result = run_module(gateway_read, args(proxy.url, tmp_path, prove=True, expect=[NVFP4, FP8]))
+    failed, result = run_module(gateway_info, args(proxy.url, tmp_path, prove=True, expect=[NVFP4, FP8]))
     assert not failed and result["ready"] and not result["changed"], result
     assert result["listed"] == [NVFP4, FP8]
     assert result["msg"] == "%s/v1 serves %s, %s" % (proxy.url, NVFP4, FP8)
@@ -119,7 +119,7 @@ def test_a_proven_proxy_returns_its_groups_deployments_and_drain_file_never_a_ke
 
 
 def test_a_proxy_still_starting_is_not_ready_yet_and_not_a_failure(run_module, proxy, tmp_path):
-    failed, result = run_module(gateway_read, args(proxy.url, tmp_path, prove=True, expect=[NVFP4], wait=1))
+    failed, result = run_module(gateway_info, args(proxy.url, tmp_path, prove=True, expect=[NVFP4], wait=1))
     assert not failed and result["ready"] is False and result["model_info"] == {}
     assert result["msg"].startswith("The gateway on %s did not answer /health/readiness with 200 within 1 s "
                                     "(last: ConnectionRefusedError: [Errno 111] Connection refused); "
@@ -128,14 +128,14 @@ def test_a_proxy_still_starting_is_not_ready_yet_and_not_a_failure(run_module, p
 
 def test_a_proxy_that_binds_its_port_within_the_wait_is_proven(run_module, proxy, tmp_path):
     proxy.start(bind_after=1.0)
-    failed, result = run_module(gateway_read, args(proxy.url, tmp_path, prove=True, expect=[NVFP4], wait=8))
+    failed, result = run_module(gateway_info, args(proxy.url, tmp_path, prove=True, expect=[NVFP4], wait=8))
     assert not failed and result["ready"] and result["listed"] == [NVFP4, FP8], result
     assert [path for path, _key in proxy.requests].count("/health/readiness") == 1
 
 
 def test_a_group_not_listed_fails_naming_it(run_module, proxy, tmp_path):
     proxy.start()
-    failed, result = run_module(gateway_read, args(proxy.url, tmp_path, prove=True, expect=[NVFP4, "nemotron"],
+    failed, result = run_module(gateway_info, args(proxy.url, tmp_path, prove=True, expect=[NVFP4, "nemotron"],
                                                    service="gw-unit"))
     assert failed
     assert result["msg"] == "The gateway on %s does not list nemotron (it lists %s, %s); see journalctl -u gw-unit." % (
@@ -145,17 +145,17 @@ def test_a_group_not_listed_fails_naming_it(run_module, proxy, tmp_path):
 def test_a_proxy_open_to_anyone_fails(run_module, proxy, tmp_path):
     proxy.start()
     proxy.open_to_all = True
-    failed, result = run_module(gateway_read, args(proxy.url, tmp_path, prove=True, expect=[NVFP4]))
+    failed, result = run_module(gateway_info, args(proxy.url, tmp_path, prove=True, expect=[NVFP4]))
     assert failed and "without a key answered 200, not 401" in result["msg"]
 
 
 def test_a_wrong_master_key_fails_the_proof_and_is_not_read_for_the_status(run_module, proxy, tmp_path):
     proxy.start()
-    failed, result = run_module(gateway_read, dict(args(proxy.url, tmp_path, prove=True, expect=[NVFP4]),
+    failed, result = run_module(gateway_info, dict(args(proxy.url, tmp_path, prove=True, expect=[NVFP4]),
                                                    master_key="sk-wrong"))
     assert failed and ("answered 400 (No connected db.), not 200: the proxy does not take the key it was "
                        "converged with") in result["msg"]
-    failed, result = run_module(gateway_read, dict(args(proxy.url, tmp_path), master_key="sk-wrong"))
+    failed, result = run_module(gateway_info, dict(args(proxy.url, tmp_path), master_key="sk-wrong"))
     assert not failed and result["model_info"] == {"status": 400, "msg": "HTTP Error 400: No connected db."}
 
 
@@ -163,7 +163,7 @@ def test_the_status_read_of_a_proxy_that_does_not_answer_is_no_failure(run_modul
     # A port held bound but not listening: refused, and no other test's server can take it meanwhile.
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
-        failed, result = run_module(gateway_read, args("http://127.0.0.1:%d" % held.getsockname()[1], tmp_path),
+        failed, result = run_module(gateway_info, args("http://127.0.0.1:%d" % held.getsockname()[1], tmp_path),
                                     check_mode=True)
     assert not failed and result["ready"] and result["model_info"]["status"] == -1
     assert "ConnectionRefusedError" in result["model_info"]["msg"] and result["drained"] is None
@@ -176,5 +176,5 @@ def test_the_status_read_of_a_proxy_that_does_not_answer_is_no_failure(run_modul
 ])
 def test_bad_arguments_are_refused_before_any_request(run_module, proxy, tmp_path, bad, message):
     proxy.start()
-    failed, result = run_module(gateway_read, dict(args(proxy.url, tmp_path, prove=True), **bad))
+    failed, result = run_module(gateway_info, dict(args(proxy.url, tmp_path, prove=True), **bad))
     assert failed and result["msg"].startswith(message) and proxy.requests == []

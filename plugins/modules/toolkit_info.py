@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: toolkit_state
+module: toolkit_info
 short_description: Read what the container_toolkit role still has to do on a host
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
@@ -19,8 +19,8 @@ description:
   - The container_toolkit role runs only those steps, so a converge that changes nothing skips
     the package, repository and daemon tasks without running their modules.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 attributes:
   check_mode:
     support: full
@@ -115,7 +115,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Read what the toolkit role still has to do
-  inferops.serving.toolkit_state:
+  inferops.serving.toolkit_info:
     packages: [nvidia-container-toolkit, nvidia-container-toolkit-base, libnvidia-container-tools, libnvidia-container1]
     version: 1.17.8-1
     preferences: "{{ lookup('ansible.builtin.template', 'etc/apt/preferences.d/nvidia-container-toolkit.j2') }}"

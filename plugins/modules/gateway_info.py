@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 DOCUMENTATION = r"""
-module: gateway_read
+module: gateway_info
 short_description: Prove the gateway's LiteLLM proxy and read which deployments it routes to
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
@@ -26,9 +26,9 @@ description:
   - Of each deployment only its C(model_name) and C(model_info.inferops_host) are returned, never
     its C(litellm_params) (the engines' keys). The master key is never returned.
 extends_documentation_fragment:
-  - inferops.serving.attributes
-  - inferops.serving.attributes.INFO_MODULE
-  - inferops.serving.attributes.ACTIONGROUP_SERVING
+  - inferops.serving._attributes
+  - inferops.serving._attributes.INFO_MODULE
+  - inferops.serving._attributes.ACTIONGROUP_SERVING
 options:
   url:
     description: The proxy's URL on the gateway host, without C(/v1) (the role's loopback URL).
@@ -71,7 +71,7 @@ seealso:
 
 EXAMPLES = r"""
 - name: Prove the gateway and read its routing
-  inferops.serving.gateway_read:
+  inferops.serving.gateway_info:
     url: http://127.0.0.1:4000
     master_key: "{{ gateway_master_key }}"
     prove: true
@@ -127,9 +127,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ..module_utils._bounded_http import bounded_request
-from ..module_utils._drain import read_text
-from ..module_utils._gateway_read import (
+from ansible_collections.inferops.serving.plugins.module_utils._bounded_http import bounded_request
+from ansible_collections.inferops.serving.plugins.module_utils._drain import read_text
+from ansible_collections.inferops.serving.plugins.module_utils._gateway_read import (
     deployments_read,
     error_message,
     listed_ids,
