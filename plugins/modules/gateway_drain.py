@@ -162,14 +162,9 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-<<<<<<< HEAD
-from ..module_utils import _host_files
-from ..module_utils._bounded_http import bounded_request
-from ..module_utils._drain import (
-=======
 from ansible_collections.inferops.serving.plugins.module_utils import _host_files
+from ansible_collections.inferops.serving.plugins.module_utils._bounded_http import bounded_request
 from ansible_collections.inferops.serving.plugins.module_utils._drain import (
->>>>>>> h-docker
     ROUTING_FILE,
     STATE_FILE,
     DrainError,
