@@ -624,7 +624,8 @@ _CATALOG = ("engine catalog generated from each release's source (scripts/engine
 RULES = (
     _r("engine-unknown", "error", check_engine_known,
        "The renderer and every check depend on the engine; an unknown engine cannot be launched.",
-       "DESIGN.md 'Profiles are data'"),
+       "the profile format (docs/write-your-own-profile.md): the engine names the launcher, how flags are "
+       "spelt and which rules apply"),
     _r("engine-version-missing", "error", check_engine_version,
        "Flags and env vars come and go between engine versions; without image.engine_version the lint "
        "cannot tell whether the image has them.",
@@ -635,7 +636,8 @@ RULES = (
        _CATALOG),
     _r("image-digest-malformed", "error", check_digest_malformed,
        "A digest that is not sha256 plus 64 lowercase hex digits cannot be pulled; the pull fails on every host.",
-       "DESIGN.md 'Pins and rollouts'"),
+       "the OCI image digest format (sha256:<64 lowercase hex>); the pin workflow (playbooks/pin.yml, "
+       "docs/operations.md 'Upgrades')"),
     _r("image-digest-known-bad", "error", check_digest_known_bad,
        "Some cu130-nightly digests crash (CUDA illegal memory access on the first MTP request); a digest "
        "on the known-bad list must not be deployed.",
