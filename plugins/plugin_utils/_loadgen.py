@@ -34,7 +34,7 @@ class LoadgenError(ValueError):
 WORKLOADS = {
     "chat": {"isl": 512, "osl": 256, "osl_stddev": 0, "duration_s": 180, "requests": None,
              "levels": [1, 4, 8, 16, 32], "warmup": None,
-             "source": "the DGX Spark field report: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
+             "source": "the GB10 field report: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
                        "level; 1 stream 24.2 tok/s, 4 -> 47.7, 32 -> 131 (KV-bound)"},
     # A burst warms up with the GB10 write-up's three requests, not a second burst of 500. Its outputs are the g7e
     # field report's: at most 200 asked, 50,722 generated over 500 requests (101.4 on average, "burst throughput is
@@ -271,7 +271,7 @@ def engine_figures(metrics, before, after, kv_samples=()):
 
     ``metrics`` is the engine's METRICS entry (plugin_utils/_engines.py); ``before``/``after`` the
     /metrics text around the level; ``kv_samples`` the texts scraped while it ran (KV usage is a
-    gauge: its peak under load is the figure, the DGX Spark field report's "69 % at 32"). Keys are left out when the
+    gauge: its peak under load is the figure, the GB10 field report's "69 % at 32"). Keys are left out when the
     engine does not export them: SGLang has no per-position counters, its mean accept length instead.
     """
     figures = {}
