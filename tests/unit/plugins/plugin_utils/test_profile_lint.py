@@ -315,7 +315,7 @@ QUIET = [
     ("flag-value", LATENCY, merge(version("0.33.0"), {"args": {"mamba-backend": "FlashInfer"}})),
     ("engine-version-uncatalogued", LATENCY, version("0.33.0")),
     ("env-unknown", SGLANG, {"env": {"SGLANG_DISABLE_DEEP_GEMM": None, "SGLANG_ENABLE_JIT_DEEPGEMM": "0"}}),
-    # vLLM reads moe_backend lower-cased with '-' as '_' (engine-facts 1.2)
+    # vLLM reads moe_backend lower-cased with '-' as '_' (vllm/model_executor/layers/fused_moe/oracle/)
     ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
      {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="flashinfer-cutlass")}}),
     ("sglang-max-running-requests-burst", SGLANG, {"description": "Latency.", "measured": {"x": 1},
