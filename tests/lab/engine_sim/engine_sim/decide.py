@@ -561,7 +561,7 @@ def decide_sglang(version: str, args, env: Mapping[str, str], gpu: Gpu, model: M
             max_running = 48
             warnings.append("Max running requests is reset to 48 for speculative decoding. You can override "
                             "this by explicitly setting --max-running-requests.")
-        # Seed 002 (0.5.6.post2): an unset draft MoE runner stays 'auto', which OOMs on SM120.
+        # The g7e field report (0.5.6.post2): an unset draft MoE runner stays 'auto', which OOMs on SM120.
         spec_moe = spec_moe or "auto"
     strategy = getattr(args, strategy_field, None)
     if strategy == "auto" and model.hybrid_mamba:

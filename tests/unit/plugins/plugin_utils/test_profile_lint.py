@@ -36,7 +36,7 @@ SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc
 MTP_NO_NESTED = {"method": "mtp", "num_speculative_tokens": 2}
 
 # Profiles whose seed gives no digest: the tag-only warning is honest there. The g7e profiles also
-# carry seed 002's SGLANG_DISABLE_DEEP_GEMM=1, which no SGLang release reads (env-unknown warning).
+# carry the g7e field report's SGLANG_DISABLE_DEEP_GEMM=1, which no SGLang release reads (env-unknown warning).
 TAG_ONLY = {FALLBACK, SGLANG, EAGLE}
 SEED002_ENV = {SGLANG, EAGLE}
 # The FP8 model's commit is named by no seed: the g7e profiles warn until the lead pins it.
