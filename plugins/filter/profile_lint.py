@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: profile_lint
 author: inferops.serving contributors (@inferops)
-short_description: Check a profile against what the seeds learned the hard way
+short_description: Check a profile against what the field reports learned the hard way
 version_added: 0.1.0
 description:
   - Runs the collection's profile lint on a profile, aware of the engine version of its image
@@ -19,7 +19,7 @@ description:
     NemotronH, reasoning parser names, C(--max-running-requests) on a burst profile), and the image
     pin (malformed digest, a digest on the known-bad list, a tag without a digest).
   - Each finding has a severity, a message naming the problem and the fix, the reason (the failure
-    the rule prevents) and its source (the seed or the engine-facts section).
+    the rule prevents) and its source (the field report, or the engine source file and release).
   - The known-bad list is the collection's C(data/known_bad_images.yml) plus O(known_bad).
   - >-
     Used by the preflight role (errors stop the play) and by C(playbooks/show_launch.yml), with
@@ -105,8 +105,8 @@ _value:
   description:
     - The findings, in rule order; an empty list when the profile is clean.
     - Each has C(rule) (the rule id), C(severity) (V(error) or V(warning)), C(message) (the
-      problem and its fix), C(reason) (why the rule exists) and C(source) (seed or engine-facts
-      section).
+      problem and its fix), C(reason) (why the rule exists) and C(source) (the field report or the
+      engine source file).
     - With O(report), the lines to print instead, C(failures) and C(notes) (lists of strings).
   type: raw
 """

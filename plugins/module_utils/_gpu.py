@@ -102,7 +102,7 @@ def gpu_facts(gpus, meminfo):
 def memory_claim(facts, fraction, reads="MemAvailable", drop_caches="off"):
     """The unified memory the engine claims at start and whether the host lacks it now.
 
-    On unified memory (GB10) the engine claims ``fraction`` x MemTotal when it starts (seed 000:
+    On unified memory (GB10) the engine claims ``fraction`` x MemTotal when it starts (the GB10 field report:
     "free >= util x total at start"); _unified_memory.unified_memory_verdict judges it by the
     number the engine's start-up check reads (``reads``) and says when only the page cache is in
     the way. Discrete GPUs: nothing to check on the host (``needed`` None, never short).

@@ -7,8 +7,8 @@
 """The one table of vLLM / SGLang log patterns, and the handlers that turn a match into a fact.
 
 Every log line the collection understands is an entry of ``PATTERNS`` below, with the engine
-versions whose source prints it (format strings read from the released wheels, see
-``docs``/research ``engine-facts.md``): the evidence of what the engine selected, the fatal
+versions whose source prints it (format strings read from the released wheels; an entry's
+``versions`` says which): the evidence of what the engine selected, the fatal
 signatures, and the start-up phase a line enters. Nothing else in the collection matches engine
 log text. ``_log_scanner`` runs the table over a log; ``_startup_phases`` reads its phase column.
 """

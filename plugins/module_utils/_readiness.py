@@ -8,18 +8,18 @@
 
 A cold start is a sequence of phases (``_startup_phases.STARTUP_PHASES``). Each phase has a stall
 budget: the longest time it may go without a new log line before the start counts as stuck.
-The budgets differ for a first deploy (the weights are downloaded and processed: seed 002, a g7e
+The budgets differ for a first deploy (the weights are downloaded and processed: the g7e field report, a g7e
 first deploy spends ~45 min in FP8 ModelOpt weight processing) and a restart from cached weights
-(seed 002: ~14 s weight load + ~20 s CUDA graph capture; seed 001, GB10: a cold container pays
+(the g7e field report: ~14 s weight load + ~20 s CUDA graph capture; the GB10 write-up, GB10: a cold container pays
 the CUDA-graph/compile tax on top). The overall cap (``server_ready_timeout``) is separate.
 """
 from __future__ import annotations
 
 from ._startup_phases import STARTUP_PHASE_NAMES, STARTUP_PHASES
 
-# Seconds without a new log line per phase. Restart: generous multiples of the seeds' figures
+# Seconds without a new log line per phase. Restart: generous multiples of the field reports' figures
 # (weight load 14 s, graphs 20 s, torch.compile ~40 s on GB10), so a slow disk is not "stuck".
-# First deploy: the weight phase covers a download of 100+ GB and seed 002's ~45 min of
+# First deploy: the weight phase covers a download of 100+ GB and the g7e field report's ~45 min of
 # processing in CPU RAM, during which the engine may print nothing at all.
 RESTART_BUDGETS = {
     "process_start": 300,

@@ -387,7 +387,7 @@ REPLACEMENTS = {
     ("sglang", "mamba-scheduler-strategy"): (
         "mamba-radix-cache-strategy",
         "sglang 0.5.14-0.5.19 server_args.py: --mamba-scheduler-strategy is a DeprecatedAliasStoreAction of "
-        "--mamba-radix-cache-strategy; gone in 0.5.20 (engine-facts.md section 2.4)"),
+        "--mamba-radix-cache-strategy; gone in 0.5.20 (0.5.20 server_args.py)"),
     ("sglang", "cuda-graph-max-bs"): (
         "cuda-graph-max-bs-decode",
         "sglang 0.5.14-0.5.19 server_args.py: --cuda-graph-max-bs deprecated; 0.5.20 "
@@ -399,7 +399,7 @@ REPLACEMENTS = {
 # registry filled at run time. SGLang's --reasoning-parser has argparse choices (the keys of
 # ReasoningParser.DetectorMap), which the catalog holds: nano_v3 0.5.7-0.5.9, nemotron_3 from 0.5.10.
 REASONING_PARSERS = {
-    # 0.17.0's registry lacks it: KeyError 'invalid reasoning parser' (engine-facts 1.8, 1.10).
+    # 0.17.0's registry lacks it: KeyError 'invalid reasoning parser' (vllm/reasoning/ of 0.17.0 and 0.17.1).
     "vllm": {"nemotron_v3": ("0.17.1", None)},
 }
 NEMOTRON3_PARSER_NAMES = ("nemotron_v3", "nemotron_3", "nano_v3", "super_v3")
@@ -419,14 +419,13 @@ def _vals(names, first=None, last=None):
 
 
 # What the unquantized (BF16) MoE oracle accepts: the MTP draft of the NVFP4 checkpoint is
-# unquantized, so speculative_config.moe_backend must be one of these (engine-facts 1.2;
-# vllm/model_executor/layers/fused_moe/oracle/unquantized.py per release).
+# unquantized, so speculative_config.moe_backend must be one of these (vllm/model_executor/layers/fused_moe/oracle/unquantized.py per release).
 VLLM_UNQUANTIZED_MOE_BACKENDS = {}
 VLLM_UNQUANTIZED_MOE_BACKENDS.update(_vals("triton flashinfer_trtllm flashinfer_cutlass aiter", "0.17.0"))
 VLLM_UNQUANTIZED_MOE_BACKENDS.update(_vals("batched_triton", "0.28.0"))
 
 # vLLM releases where --moe-backend marlin also reaches the unquantized MTP draft MoE and fails
-# unless speculative_config.moe_backend is set; 0.33 exempts marlin (vllm#56964, engine-facts 1.2).
+# unless speculative_config.moe_backend is set; 0.33 exempts marlin (vllm#56964; vllm/model_executor/layers/fused_moe/oracle/).
 VLLM_MARLIN_REACHES_DRAFT = (None, "0.32")
 # Prefix caching on by default for hybrid (Mamba) models: vllm/engine/arg_utils.py (0.28.0 line 2650)
 # `default_prefix_caching = model_config.is_prefix_caching_supported`, and hybrid models support it
@@ -436,7 +435,7 @@ VLLM_HYBRID_PREFIX_CACHING_DEFAULT_ON = "0.28.0"
 VLLM_HYBRID_PREFIX_CACHING_SOURCE = ("vllm/engine/arg_utils.py 0.28.0 line 2650 (default_prefix_caching = "
                                      "is_prefix_caching_supported); 0.26.0-0.27.0 add 'and not is_hybrid' "
                                      "(0.27.0 line 2604)")
-# The drafter stops inheriting --attention-backend from this release (engine-facts 1.4).
+# The drafter stops inheriting --attention-backend from this release (its own attention config, vLLM 0.21.0).
 VLLM_DRAFTER_OWN_ATTENTION = "0.21.0"
 
 # SGLang resets --max-running-requests to 48 for speculative decoding when it is not given:
@@ -466,17 +465,17 @@ ENV_FACTS = {
             deprecated="0.22.0", replacement="linear-backend",
             values=dict(_vals("flashinfer-cudnn flashinfer-trtllm flashinfer-cutlass cutlass marlin"),
                         emulation=("0.20.0", None), **{"flashinfer-b12x": ("0.22.0", None)}),
-            source="engine-facts.md section 1.10 (env vars); vllm/envs.py 0.17.0-0.23.0"),
+            source="vllm/envs.py 0.17.0-0.23.0 (choices; the FutureWarning in 0.22-0.23)"),
         "VLLM_USE_FLASHINFER_MOE_FP4": _env(deprecated="0.22.0", replacement="moe-backend", values=_vals("0 1"),
-                                            source="engine-facts.md section 1.10 (env vars); vllm/envs.py"),
+                                            source="vllm/envs.py per release"),
         "VLLM_FLASHINFER_MOE_BACKEND": _env(deprecated="0.22.0", replacement="moe-backend",
                                             values=_vals("throughput latency masked_gemm"),
-                                            source="engine-facts.md section 1.10 (env vars); vllm/envs.py"),
+                                            source="vllm/envs.py per release"),
         "VLLM_FLASHINFER_ALLREDUCE_BACKEND": _env(values=_vals("auto trtllm mnnvl"),
-                                                  source="engine-facts.md section 1.10 (env vars); vllm/envs.py"),
+                                                  source="vllm/envs.py per release"),
     },
     "sglang": {
-        # Seed 002's Repro sets it; no SGLang release 0.5.1-0.5.23 reads it.
+        # The g7e field report's Repro sets it; no SGLang release 0.5.1-0.5.23 reads it.
         "SGLANG_DISABLE_DEEP_GEMM": _env(
             hint="the knob SGLang reads is SGLANG_ENABLE_JIT_DEEPGEMM=0 (sglang/srt/environ.py); what keeps "
                  "DeepGEMM off on SM120 is --fp8-gemm-backend triton and --moe-runner-backend triton",

@@ -25,7 +25,7 @@ NVFP4_MOE_SM12X = {
         "_supports_current_device admits is_device_capability_family(120); _supports_quant_scheme allows "
         "nvfp4 on has_device_capability(100)); the GB10 field report: 'Since v0.19.0 NVFP4 MoE auto-selects "
         "FLASHINFER_CUTLASS ... on sm_120-class'"),
-    "EMULATION": ("0.20.0", "vLLM 0.20.0 adds the EMULATION NvFp4MoeBackend (engine-facts.md section 1.2)"),
+    "EMULATION": ("0.20.0", "vLLM 0.20.0 adds the EMULATION NvFp4MoeBackend (vllm/model_executor/layers/fused_moe/oracle/nvfp4.py)"),
     "FLASHINFER_B12X": (
         "0.22.0",
         "vllm/model_executor/layers/fused_moe/experts/flashinfer_b12x_moe.py (0.22.0 line 121: "
@@ -87,7 +87,7 @@ SGLANG_SM120_FP8 = {
         "triton": (True, "the g7e field report, SM120 matrix: Triton WORKS"),
     },
 }
-# Seed 002: "Required flags: --fp8-gemm-backend triton --moe-runner-backend triton".
+# The g7e field report: "Required flags: --fp8-gemm-backend triton --moe-runner-backend triton".
 SGLANG_SM120_REQUIRED = {"fp8-gemm-backend": "triton", "moe-runner-backend": "triton"}
 
 # Interconnect per hardware platform (profiles' hardware.platform): DeepEP needs NVLink/P2P.

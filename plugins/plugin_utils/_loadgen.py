@@ -10,8 +10,8 @@ its report and the engine's /metrics read into one level of the results.
 scripts/run-loadgen runs NVIDIA AIPerf (pinned in requirements-loadgen.txt, its own virtualenv:
 docs/benchmarking.md) once per run and concurrency level against an OpenAI-compatible endpoint and
 writes ``{"runs": [{"run": i, "levels": [level, ...]}]}``; ``level`` is what ``level_result`` returns.
-The workloads follow the seeds' methodology (``WORKLOADS``): a fixed seed, warm-up requests at the
-level's own concurrency before each measurement (seed 001: the first requests after a start pay the
+The workloads follow the field reports' methodology (``WORKLOADS``): a fixed seed, warm-up requests at the
+level's own concurrency before each measurement (the GB10 write-up: the first requests after a start pay the
 CUDA graph capture), three runs or more (R1 is reported, R2..Rn are what a summary averages).
 """
 from __future__ import annotations
@@ -30,29 +30,29 @@ class LoadgenError(ValueError):
 # Each workload: prompt and output tokens per request (osl_stddev: AIPerf's --osl-stddev, a normal
 # truncated at 0 and rounded up; 0 is every request the same), how long a level lasts (seconds, or a
 # fixed number of requests), its default concurrency levels, warm-up requests (None: max(3,
-# concurrency)), and the seed it reproduces.
+# concurrency)), and the field report it reproduces.
 WORKLOADS = {
     "chat": {"isl": 512, "osl": 256, "osl_stddev": 0, "duration_s": 180, "requests": None,
              "levels": [1, 4, 8, 16, 32], "warmup": None,
-             "source": "seed 000: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
+             "source": "the GB10 field report: guidellm concurrent profile, chat shape prompt 512 / output 256, 180 s per "
                        "level; 1 stream 24.2 tok/s, 4 -> 47.7, 32 -> 131 (KV-bound)"},
-    # A burst warms up with seed 001's three requests, not a second burst of 500. Its outputs are seed
-    # 002's: at most 200 asked, 50,722 generated over 500 requests (101.4 on average, "burst throughput is
+    # A burst warms up with the GB10 write-up's three requests, not a second burst of 500. Its outputs are the g7e
+    # field report's: at most 200 asked, 50,722 generated over 500 requests (101.4 on average, "burst throughput is
     # sensitive to output length"), so not 200 each (5,060 tok/s on the simulator's model instead of
     # ~3,200): AIPerf's --osl 96 --osl-stddev 57 draws ~101.5 on average (the truncation at 0 and the
-    # rounding up add ~5.5), the spread of seed 002's lengths if spread evenly over 2..200 (std 57).
+    # rounding up add ~5.5), the spread of the g7e field report's lengths if spread evenly over 2..200 (std 57).
     "burst": {"isl": 200, "osl": 96, "osl_stddev": 57, "duration_s": None, "requests": 500, "levels": [500],
               "warmup": 3,
-              "source": "seed 002: burst of 500 prompts, 200 in / at most 200 out (~101 generated on average: "
+              "source": "the g7e field report: burst of 500 prompts, 200 in / at most 200 out (~101 generated on average: "
                         "50,722 tokens), all at once, --seed 1, 3 runs; R2-R3 3,215 tok/s"},
     "long": {"isl": 16384, "osl": 200, "osl_stddev": 0, "duration_s": 180, "requests": None, "levels": [1, 4],
              "warmup": None,
-             "source": "seed 002: long context 16384 in / 200 out; seed 001: decode steady from 512 to 100K "
+             "source": "the g7e field report: long context 16384 in / 200 out; the GB10 write-up: decode steady from 512 to 100K "
                        "tokens of context"},
 }
 MIN_RUNS = 3
 DEFAULT_SEED = 1
-# Seed 001: three throwaway requests made the cold-start TTFT (24.8 s vs 1.9 s) go away.
+# The GB10 write-up: three throwaway requests made the cold-start TTFT (24.8 s vs 1.9 s) go away.
 MIN_WARMUP_REQUESTS = 3
 
 
@@ -70,7 +70,7 @@ def sweep_plan(workload="chat", levels=None, runs=MIN_RUNS, duration_s=None, req
                warmup_requests=None, allow_fewer_runs=False):
     """The sweep to run: its settings and its steps, ``(run, concurrency)`` in the order they run.
 
-    Every level of run 1, then of run 2, ...: each run is a whole sweep, as the seeds' R1/R2/R3.
+    Every level of run 1, then of run 2, ...: each run is a whole sweep, as the field reports' R1/R2/R3.
     ``duration_s`` or ``requests`` override the workload's (a short sweep for tests and CI);
     fewer than three runs is refused unless ``allow_fewer_runs`` (a smoke test, not a measurement).
     """
@@ -174,7 +174,7 @@ def aiperf_argv(aiperf, plan, concurrency, url, model, tokenizer, artifact_dir, 
 
     Output tokens are the engine's own counts (``--use-server-token-count``: reasoning tokens count,
     the client's tokenizer does not matter); ``ignore_eos`` makes every request produce ``osl``
-    tokens, as the seeds' fixed-shape workloads (vLLM and SGLang both honour it).
+    tokens, as the field reports' fixed-shape workloads (vLLM and SGLang both honour it).
 
     With ``api_key_env`` (the name of the environment variable holding the endpoint's API key), the
     key never enters a command line: ``python -c AIPERF_LAUNCHER <api_key_env> profile ...`` with
@@ -219,7 +219,7 @@ def level_result(report, concurrency, source="the AIPerf report"):
     """One level of the results from AIPerf's ``profile_export_aiperf.json`` (parsed).
 
     ``output_tok_s`` is AIPerf's output_token_throughput (all output tokens over the level's
-    duration, the seeds' aggregate tok/s); TTFT in seconds, ITL in milliseconds, as the seeds quote
+    duration, the field reports' aggregate tok/s); TTFT in seconds, ITL in milliseconds, as the field reports quote
     them. A report without a completed request is an error naming the generator's own errors.
     """
     if not isinstance(report, dict):
@@ -271,7 +271,7 @@ def engine_figures(metrics, before, after, kv_samples=()):
 
     ``metrics`` is the engine's METRICS entry (plugin_utils/_engines.py); ``before``/``after`` the
     /metrics text around the level; ``kv_samples`` the texts scraped while it ran (KV usage is a
-    gauge: its peak under load is the figure, seed 000's "69 % at 32"). Keys are left out when the
+    gauge: its peak under load is the figure, the GB10 field report's "69 % at 32"). Keys are left out when the
     engine does not export them: SGLang has no per-position counters, its mean accept length instead.
     """
     figures = {}

@@ -9,7 +9,7 @@ checked before anything starts.
 
 ``lint_profile`` runs every rule of ``RULES`` on a profile (plus inventory overrides) and
 returns findings ``{rule, severity, message, reason, source}``: ``message`` names the problem and
-the fix, ``reason`` the failure the rule prevents, ``source`` the field report or engine-facts section.
+the fix, ``reason`` the failure the rule prevents, ``source`` the field report or the engine's source file.
 Each rule is a pure function of one :class:`LintContext`; the facts about which flag, value,
 speculative key or env var exists in which engine release live in ``_engine_catalog`` (data
 generated from each release's source), the kernel-per-hardware facts in ``_kernel_support``
@@ -624,7 +624,8 @@ _CATALOG = ("engine catalog generated from each release's source (scripts/engine
 RULES = (
     _r("engine-unknown", "error", check_engine_known,
        "The renderer and every check depend on the engine; an unknown engine cannot be launched.",
-       "DESIGN.md 'Profiles are data'"),
+       "the profile format (docs/write-your-own-profile.md): the engine names the launcher, how flags are "
+       "spelt and which rules apply"),
     _r("engine-version-missing", "error", check_engine_version,
        "Flags and env vars come and go between engine versions; without image.engine_version the lint "
        "cannot tell whether the image has them.",
@@ -635,7 +636,8 @@ RULES = (
        _CATALOG),
     _r("image-digest-malformed", "error", check_digest_malformed,
        "A digest that is not sha256 plus 64 lowercase hex digits cannot be pulled; the pull fails on every host.",
-       "DESIGN.md 'Pins and rollouts'"),
+       "the OCI image digest format (sha256:<64 lowercase hex>); the pin workflow (playbooks/pin.yml, "
+       "docs/operations.md 'Upgrades')"),
     _r("image-digest-known-bad", "error", check_digest_known_bad,
        "Some cu130-nightly digests crash (CUDA illegal memory access on the first MTP request); a digest "
        "on the known-bad list must not be deployed.",
@@ -684,7 +686,7 @@ RULES = (
     _r("sglang-flag-underscore", "error", check_sglang_underscore,
        "SGLang uses plain argparse with no underscore-to-hyphen normalisation (vLLM has one): "
        "--moe_runner_backend is 'unrecognized arguments'.",
-       "sglang/srt/server_args.py (argparse.ArgumentParser); engine-facts.md section 2.6"),
+       "sglang/srt/server_args.py (argparse.ArgumentParser), every stored release"),
     _r("vllm-speculative-config-key", "error", check_vllm_speculative_keys,
        "vLLM's SpeculativeConfig forbids unknown keys: a key the image's release lacks (moe_backend < 0.19, "
        "attention_backend < 0.21, disable_by_batch_size in no release 0.17-0.33, speculative_token_tree gone "
@@ -700,7 +702,8 @@ RULES = (
        "The MTP head's MoE is unquantized and rejects marlin: one global --moe-backend cannot serve both "
        "(ValueError at startup) until vLLM 0.33; the per-path speculative_config.moe_backend fixes it but "
        "exists only from vLLM 0.19 (v0.17.1 fails with a pydantic ValidationError).",
-       "the GB10 field report, findings.md section 1; engine-facts.md sections 1.2 and 1.10"),
+       "the GB10 field report, findings.md section 1; vllm/model_executor/layers/fused_moe/oracle/ and "
+       "vllm/config/speculative.py per release"),
     _r("vllm-mtp-attention-sm121", "error", check_vllm_mtp_attention_sm121,
        "FlashInfer attention with MTP crashes on sm_121 (GB10); only TRITON_ATTN is known to work.",
        "the GB10 field report, findings.md Gotchas; vLLM #37754"),
@@ -708,7 +711,7 @@ RULES = (
        "From vLLM 0.21 the drafter never inherits --attention-backend; it auto-selects (FLASHINFER on "
        "Blackwell) unless speculative_config.attention_backend is set, bringing back the FlashInfer + MTP "
        "combination the main flag was meant to avoid.",
-       "engine-facts.md section 1.4"),
+       "vllm/platforms/cuda.py get_attn_backend_cls and the drafter's attention config, vLLM 0.21+"),
     _r("vllm-prefix-caching-mtp-nemotronh", "error", check_vllm_prefix_caching_mtp,
        "Mamba prefix caching with MTP crashes on NemotronH (vLLM #39809), and on Nemotron-3-Super it gave 0 "
        "hits in 9,317 queries; vLLM >= 0.28 turns it on by default for hybrid models (0.26-0.27 keep it opt-in), "
@@ -750,12 +753,14 @@ RULES = (
     _r("sglang-mamba-extra-buffer-nemotronh", "error", check_sglang_mamba_extra_buffer,
        "SGLang asserts 'mamba extra_buffer is not supported for NemotronHForCausalLM' at startup in "
        "0.5.7-0.5.12, and from 0.5.15 unless linear_attn_backend is triton.",
-       "the g7e field report, Gotchas ('extra_buffer mamba scheduler not supported'); engine-facts.md section 2.4"),
+       "the g7e field report, Gotchas ('extra_buffer mamba scheduler not supported'); "
+       "sglang/srt/server_args.py per release"),
     _r("reasoning-parser-name", "error", check_reasoning_parser,
        "vLLM's reasoning parser is looked up in a registry at server setup, not by argparse: the Nemotron-3 "
        "parser is nemotron_v3 from 0.17.1, and a wrong name fails at server setup (SGLang's names are "
        "argparse choices, judged by flag-value: nemotron_3 from 0.5.10, nano_v3 in 0.5.7-0.5.9).",
-       "the g7e field report, Gotchas (reasoning parser name); engine-facts.md sections 1.8, 1.10 and 2.6"),
+       "the g7e field report, Gotchas (reasoning parser name); vLLM's reasoning parser registry "
+       "(vllm/reasoning/) and SGLang's --reasoning-parser choices per release"),
     _r("sglang-max-running-requests-burst", "warning", check_sglang_max_running_requests,
        "--max-running-requests 48 dropped burst throughput from 3,215 to 478 tok/s (-86%): 500 concurrent "
        "prompts queue behind the cap and tail requests wait 50+ s before prefill.",
@@ -764,10 +769,10 @@ RULES = (
        "An env var the image's release no longer reads does nothing (vLLM only warns 'Unknown vLLM environment "
        "variable'); for VLLM_NVFP4_GEMM_BACKEND, VLLM_USE_FLASHINFER_MOE_FP4 and VLLM_FLASHINFER_MOE_BACKEND "
        "(gone in 0.24) what they chose silently falls back to auto unless --linear-backend / --moe-backend say it.",
-       _CATALOG + " (vllm/envs.py per release); engine-facts.md section 1.10 (env vars)"),
+       _CATALOG + " (vllm/envs.py per release)"),
     _r("env-deprecated", "warning", check_env_deprecated,
        "vLLM 0.22-0.23 still read these env vars with a FutureWarning; the next image bump drops them.",
-       "engine-facts.md sections 1.8 and 1.10 (env vars)"),
+       "vllm/envs.py of vLLM 0.22-0.23 (the FutureWarning '... is deprecated and will be removed')"),
     _r("env-unknown", "warning", check_env_unknown,
        "An engine-prefixed env var no release reads does nothing (a typo or a knob that never existed, like "
        "the g7e field report's SGLANG_DISABLE_DEEP_GEMM); vLLM warns 'Unknown vLLM environment variable' and fails "
@@ -776,7 +781,7 @@ RULES = (
        _CATALOG + " (vllm/envs.py; sglang/srt/environ.py and the package's env reads)"),
     _r("env-value", "error", check_env_value,
        "An env var value outside the engine's choices is rejected or ignored at startup.",
-       "engine-facts.md section 1.10 (env vars)"),
+       "vllm/envs.py per release (each variable's choices)"),
 )
 RULE_IDS = tuple(rule["id"] for rule in RULES)
 

@@ -125,7 +125,7 @@ def test_benchmark_playbook_against_the_simulator(loadgen_env, simulator, tmp_pa
     assert four["output_tok_s"]["mean"] > single["output_tok_s"]["mean"] > 0
     assert len(four["acceptance_per_pos"]["mean"]) == 2  # MTP k=2: two draft positions
     table = (host / "table.md").read_text()
-    assert table.startswith("Profile gb10-nvfp4-mtp-latency (max-num-seqs 4); measured: seed 000")
+    assert table.startswith("Profile gb10-nvfp4-mtp-latency (max-num-seqs 4); measured: GB10 field report (DGX Spark)")
     # The profile's measured figures beside the sweep's: 24.2 single stream, 47.7 and 1.2 s TTFT at 4.
     row1 = next(line for line in table.splitlines() if line.startswith("| 1 |"))
     row4 = next(line for line in table.splitlines() if line.startswith("| 4 |"))

@@ -294,6 +294,6 @@ def test_benchmark_reproduces_seed002s_burst_on_a_g7e(g7e_fleet, tmp_path):
         "burst of 500: %.0f output tok/s in model time (measured / %g) vs seed 002's %d"
         % (got, G7E_SCALE, SEED002_BURST_TOK_S))
     table = (host / "table.md").read_text()
-    assert table.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: seed 002"), table
+    assert table.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: g7e field report"), table
     assert "| 3215.0 |" in table, table
     assert (host / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -26,7 +26,8 @@ APT_URL = f"http://127.0.0.1:{os.environ.get('LAB_APT_PORT', '5080')}/libnvidia-
 DOCKER = "/usr/bin/docker" if os.path.exists("/usr/bin/docker") else "docker"
 TOOLKIT_PACKAGES = ("nvidia-container-toolkit", "nvidia-container-toolkit-base",
                     "libnvidia-container-tools", "libnvidia-container1")
-# The molecule target options of DESIGN.md ("The lab"); privileged: true fails on these machines.
+# The lab's target options (tests/lab/README.md, the same as molecule's platforms): a systemd host with a
+# nested Docker engine, unprivileged; privileged: true fails on these machines.
 TARGET_OPTIONS = [
     "--network", "host", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN",
     "--security-opt", "apparmor=unconfined", "--security-opt", "seccomp=unconfined",

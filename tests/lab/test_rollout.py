@@ -176,7 +176,7 @@ def test_host_reboot_comes_back_serving(fleet):
 
 def test_memory_that_does_not_come_back_fails_the_swap_clearly(fleet):
     # GB10: with too little unified memory for both engines the old one is stopped first, then the
-    # role waits (bounded) for the memory. Memory that never comes back (the leak seed 001 describes,
+    # role waits (bounded) for the memory. Memory that never comes back (the leak the GB10 write-up describes,
     # simulated by a meminfo whose MemAvailable stays low) must not be started into.
     meminfo = "/etc/inferops-lab/meminfo"
     exec_on(CANARY, "cp %s /root/meminfo.saved && sed -i 's/^MemAvailable:.*/MemAvailable:   10485760 kB/' %s"

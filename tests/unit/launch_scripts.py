@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Read a bash launch script's ``docker run`` (the seeds' or ours) into comparable parts."""
+"""Read a bash launch script's ``docker run`` (the field reports' or ours) into comparable parts."""
 from __future__ import annotations
 
 import json
 import re
 import shlex
 
-# docker run options the seeds and the collection use, with whether they take a value.
+# docker run options the field reports and the collection use, with whether they take a value.
 DOCKER_OPTIONS = {"-d": False, "--name": True, "--gpus": True, "--ipc": True, "-p": True, "-v": True,
                   "--env": True, "-e": True, "--restart": True, "--log-driver": True, "--log-opt": True,
                   "--label": True, "--network": True, "--env-file": True, "--stop-timeout": True}
@@ -42,7 +42,7 @@ def parse_docker_run(text):
 
 
 def parse_command(text):
-    """``(env, argv)`` of a plain ``VAR=value cmd --flags`` command (seed 002's Repro)."""
+    """``(env, argv)`` of a plain ``VAR=value cmd --flags`` command (the g7e field report's Repro)."""
     words = shlex.split(text.replace("\\\n", " "), comments=True)
     env = {}
     while words and re.match(r"^\w+=", words[0]):
@@ -68,7 +68,7 @@ def flag_pairs(argv):
     return pairs
 
 
-# The profiles pin the model's commit (issue 24), which the seeds do not: the engine is told it
+# The profiles pin the model's commit (issue 24), which the field reports do not: the engine is told it
 # through every revision flag, and the container runs offline (the weights are staged first).
 MODEL_COMMIT = "b2b9a6150f0d1d450d68b40993e4699b0cfbbab0"
 # The FP8 model's commit (profiles/g7e-fp8-sglang.yml names its source).

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The seeds' command lines and GPU rows the engine simulator's tests share; puts the simulator's tree
+"""The field reports' command lines and GPU rows the engine simulator's tests share; puts the simulator's tree
 on sys.path. A module of its own, not conftest.py: several test folders have a conftest, and the one
 imported first under that name would shadow the others."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ if ENGINE_SIM_DIR not in sys.path:
 GB10_ROWS = "0, NVIDIA GB10, 12.1, [N/A]\n"
 RTX_PRO_6000_ROWS = "".join(f"{i}, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 97887\n" for i in range(8))
 
-# Seed 000: docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh (latency profile), verbatim args.
+# The GB10 field report: docker-vllm-nemotron-3-super-120b-nvfp4-mtp.sh (latency profile), verbatim args.
 SEED000_MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 SEED000_ENV = {"TOKENIZERS_PARALLELISM": "false", "VLLM_NVFP4_GEMM_BACKEND": "marlin",
                "VLLM_USE_FLASHINFER_MOE_FP4": "0", "VLLM_FLASHINFER_ALLREDUCE_BACKEND": "trtllm"}
@@ -37,7 +37,7 @@ def seed000_args(max_num_seqs: str = "4", spec: str | None = SEED000_MTP_SPEC,
     return args
 
 
-# Seed 002: the SGLang launch command and the MTP/EAGLE additions, verbatim.
+# The g7e field report: the SGLang launch command and the MTP/EAGLE additions, verbatim.
 SEED002_ENV = {"SGLANG_DISABLE_DEEP_GEMM": "1"}
 SEED002_ARGS = ["--model-path", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8", "--tp-size", "8", "--ep-size", "8",
                 "--context-length", "262144", "--kv-cache-dtype", "fp8_e4m3", "--mem-fraction-static", "0.85",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Engine simulator decisions: backends selected and the seeds' failure modes, per version."""
+"""Engine simulator decisions: backends selected and the field reports' failure modes, per version."""
 from __future__ import annotations
 
 import pytest
@@ -166,7 +166,7 @@ def test_bad_compile_nightly_crashes_in_cuda_graph_capture_with_speculation(gb10
     assert (plan.fault.name, plan.fault.phase) == ("crash_on_cuda_graph_capture", "cuda_graph")
     assert "torch._dynamo.exc.BackendCompilerFailed" in plan.fault.message
     assert "RuntimeError: CUDA error: an illegal instruction was encountered" in plan.fault.message
-    # Seed 001: the same image started cleanly until --speculative-config was added.
+    # The GB10 write-up: the same image started cleanly until --speculative-config was added.
     assert vllm_plan(NIGHTLY, seed000_args(spec=None), gb10, env).fault is None
 
 
@@ -203,7 +203,7 @@ def test_seed002_command_resolves_required_backends(rtx6000):
     assert (args["fp8_gemm_runner_backend"], args["moe_runner_backend"], args["attention_backend"]) == (
         "triton", "triton", "flashinfer")
     assert args["mamba_scheduler_strategy"] == "no_buffer" and args["quantization"] == "modelopt_fp8"
-    assert 17_000_000 < plan.kv_cache_tokens < 19_000_000  # seed 002: 17,892,656
+    assert 17_000_000 < plan.kv_cache_tokens < 19_000_000  # the g7e field report: 17,892,656
     assert len(plan.cuda_graph_bs) == 52
 
 

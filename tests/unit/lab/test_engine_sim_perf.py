@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The simulator's performance model (tests/lab/engine_sim/engine_sim/perf.py) against the seeds.
+"""The simulator's performance model (tests/lab/engine_sim/engine_sim/perf.py) against the field reports.
 
 Pure: the sweep and the burst run the model's own engine steps in virtual time (no clock, no
 socket). The last test runs the simulator as a process on 127.0.0.1 with time compressed and
@@ -44,7 +44,7 @@ def within(value, expected, tolerance=0.10):
 
 
 def sweep_level(concurrency, **changes):
-    # Seed 000 s.2: max-num-seqs = client concurrency; the max-num-seqs 4 launch script keeps the
+    # The GB10 field report s.2: max-num-seqs = client concurrency; the max-num-seqs 4 launch script keeps the
     # default max-num-batched-tokens (2048 with chunked prefill), the others set 8192.
     changes.setdefault("max_num_batched_tokens", 2048 if concurrency == 4 else 8192)
     return perf.closed_loop(GB10, concurrency, changes.pop("max_num_seqs", concurrency), **changes)
@@ -54,17 +54,17 @@ def sweep_level(concurrency, **changes):
 def test_seed000_sweep_output_tokens_per_second(concurrency):
     seed = perf.SEED000_SWEEP[concurrency]["output_tok_s"]
     model = sweep_level(concurrency)["output_tok_s"]
-    assert within(model, seed), "concurrency %d: model %.1f tok/s, seed 000 %.1f" % (concurrency, model, seed)
+    assert within(model, seed), "concurrency %d: model %.1f tok/s, the GB10 field report %.1f" % (concurrency, model, seed)
 
 
 @pytest.mark.parametrize("concurrency", [4, 32])
 def test_seed000_time_to_first_token_grows_with_the_batch(concurrency):
     seed = perf.SEED000_SWEEP[concurrency]["ttft_s"]
     model = sweep_level(concurrency)["ttft_mean_s"]
-    assert within(model, seed), "concurrency %d: model TTFT %.2f s, seed 000 %.1f s" % (concurrency, model, seed)
+    assert within(model, seed), "concurrency %d: model TTFT %.2f s, the GB10 field report %.1f s" % (concurrency, model, seed)
 
 
-# Seed 000 s.2 "Per-level detail": out tok/s by client concurrency at a fixed max-num-seqs (what a
+# The GB10 field report s.2 "Per-level detail": out tok/s by client concurrency at a fixed max-num-seqs (what a
 # sweep against one deployed profile measures: gb10-nvfp4-mtp-throughput 32, -latency 4).
 PER_LEVEL = {32: {1: 23.6, 4: 47.1, 8: 67.0, 16: 99.4, 32: 131.3, 64: 136.3},
              4: {1: 23.9, 4: 47.7, 8: 46.1, 16: 45.8, 32: 45.7}}
@@ -80,7 +80,7 @@ def test_seed000_per_level_detail(max_num_seqs, concurrency):
 
 
 def test_seed000_throughput_flattens_past_max_num_seqs_and_ttft_queues():
-    # Seed 000 per-level detail: max-num-seqs 4 gives 47.7 at 4 and 46.1 at 8 clients; 32 gives
+    # The GB10 field report per-level detail: max-num-seqs 4 gives 47.7 at 4 and 46.1 at 8 clients; 32 gives
     # 131.3 at 32 and 136.3 at 64. Extra clients queue: TTFT grows, throughput stays.
     at4, at8 = sweep_level(4), sweep_level(8, max_num_seqs=4, max_num_batched_tokens=2048)
     assert within(at8["output_tok_s"], 46.1) and at8["ttft_mean_s"] > 5 * at4["ttft_mean_s"]
@@ -89,7 +89,7 @@ def test_seed000_throughput_flattens_past_max_num_seqs_and_ttft_queues():
 
 
 def test_speculation_single_stream_and_k():
-    # Seed 000 s.1: per-position acceptance 0.67/0.36/0.16 at temperature 1.0; no MTP ~15-17,
+    # The GB10 field report s.1: per-position acceptance 0.67/0.36/0.16 at temperature 1.0; no MTP ~15-17,
     # k=2 24.2, k=3 23.5 tok/s single stream (decode only).
     assert perf.acceptance(GB10, 1.0, 3) == pytest.approx([0.67, 0.36, 0.16])
     assert perf.expected_tokens_per_step(perf.acceptance(GB10, 1.0, 2)) == pytest.approx(2.03)
@@ -99,14 +99,14 @@ def test_speculation_single_stream_and_k():
     assert 15 <= decode_rate(0) <= 17
     assert within(decode_rate(2), 24.2, 0.02) and within(decode_rate(3), 23.5, 0.02)
     assert decode_rate(2) > decode_rate(3) > decode_rate(0)
-    # Greedy sampling inflates acceptance (seed 000: "temp=0 reads higher"); in between, in between.
+    # Greedy sampling inflates acceptance (the GB10 field report: "temp=0 reads higher"); in between, in between.
     greedy, warm, sampled = (perf.acceptance(GB10, t, 2) for t in (0.0, 0.5, 1.0))
     assert all(g > w > s for g, w, s in zip(greedy, warm, sampled))
     assert perf.acceptance(GB10, 1.5, 2) == sampled
 
 
 def test_kv_cache_binds_at_chat_length_and_sooner_for_long_contexts():
-    # Seed 000 s.2/s.3: 68.9 % KV at 32 sequences (2.15 %/seq with MTP), 48 would need ~103 %.
+    # The GB10 field report s.2/s.3: 68.9 % KV at 32 sequences (2.15 %/seq with MTP), 48 would need ~103 %.
     chat = 512 + 256
     assert within(32 * perf.kv_per_sequence(GB10, chat, True), 0.689, 0.02)
     assert 32 < perf.kv_seq_limit(GB10, chat, True) < 48
@@ -122,13 +122,13 @@ def test_kv_cache_binds_at_chat_length_and_sooner_for_long_contexts():
 
 
 def test_seed002_burst_shape():
-    # Seed 002: 500 prompts at once, 200 in / ~101 out, R2-R3: 3,215 tok/s, 31.9 req/s, mean TTFT
+    # The g7e field report: 500 prompts at once, 200 in / ~101 out, R2-R3: 3,215 tok/s, 31.9 req/s, mean TTFT
     # 2.9 s, median ITL 61 ms; the engine's KV pool 17,892,656 tokens.
     model = perf.burst(G7E, perf.seed002_outputs(), prompt_tokens=200, kv_tokens=17892656)
     seed = perf.SEED002_BURST
     for key in ("output_tok_s", "requests_per_s", "ttft_mean_s", "itl_p50_s"):
         assert within(model[key], seed[key]), (key, model[key], seed[key])
-    # Seed 002 gotcha: --max-running-requests 48 dropped the burst from 3,215 to 478 tok/s (-86 %).
+    # The g7e field report gotcha: --max-running-requests 48 dropped the burst from 3,215 to 478 tok/s (-86 %).
     capped = perf.burst(G7E, perf.seed002_outputs(), prompt_tokens=200, max_num_seqs=48, kv_tokens=17892656)
     assert capped["output_tok_s"] < 0.5 * model["output_tok_s"]
 
@@ -243,7 +243,7 @@ def test_slow_nightly_fault_from_the_environment():
 
 
 def test_sglang_burst_follows_the_model_in_wall_clock_time(tmp_path, sims):
-    """Seed 002's burst shape, smaller: 128 completions at once (200-token prompts, 2..200 output
+    """The g7e field report's burst shape, smaller: 128 completions at once (200-token prompts, 2..200 output
     tokens) on the SGLang simulator compressed 3x; every connection is accepted (uvicorn's
     backlog, not socketserver's 5) and the burst lasts as long as the model says."""
     scale, outputs = 3.0, perf.seed002_outputs(128)

@@ -7,7 +7,7 @@ generating fleet fires nothing.
 
 The input series are written with the engines' own metric names as the released engines expose
 them (vLLM 0.17-0.33 vllm/v1/metrics/loggers.py, SGLang 0.5.5-0.5.23 srt/metrics/collector.py;
-/work/shared/research/engine-facts.md 1.9 and 2.7), node_exporter's and the watchdog's textfile
+the engine catalog's metrics per release), node_exporter's and the watchdog's textfile
 names, not read from _engines.METRICS: a metric renamed in the plan's table and not in the
 engine is caught here. promtool comes from Debian's ``prometheus`` package; tests/lab/lab.sh up
 installs it (``make test`` runs it first), and its absence fails these tests.

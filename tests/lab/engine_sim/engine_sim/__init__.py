@@ -14,7 +14,7 @@ proven end to end in the lab, where there is no GPU:
     * CLI: the flags are parsed the way the real parsers do (vLLM's FlexibleArgumentParser with
       underscore normalisation and dotted JSON keys; SGLang's plain argparse).  The flag set is
       the SUBSET the collection uses (every flag in the seed launch commands and in
-      shared/research/engine-facts.md), each present only in the versions that have it; any
+      the released wheels' source), each present only in the versions that have it; any
       other flag is an unrecognized argument, as it would be for a flag the real engine lacks.
     * GPU: read from ``nvidia-smi --query-gpu=...`` (injected by the lab's NVIDIA toolkit double
       when the container runs with ``--gpus all``); without it the engine fails as the real one
@@ -22,7 +22,7 @@ proven end to end in the lab, where there is no GPU:
     * Backends: which MoE / GEMM / attention / speculative backends the real engine would select
       for the flags, environment, version and GPU, decided by pure functions (``decide``), and
       printed in the real log formats (``vllm_log``, ``sglang_log``).
-    * Failure modes: the ones the field reports (shared/seeds) hit -- see ``decide``.
+    * Failure modes: the ones the field reports hit -- see ``decide``.
     * HTTP: /health, /v1/models, /v1/chat/completions, /v1/completions, /metrics (Prometheus
       text with the real metric names), SGLang's /get_server_info and /server_info.
 

@@ -2,8 +2,9 @@
 """Pure decision functions: (engine, version, parsed flags, env, GPU, model) -> backends/fault.
 
 No I/O here: the runner prints what these functions decide, the unit tests check them directly.
-Version boundaries and texts come from shared/research/engine-facts.md; the failure modes from
-the field reports in shared/seeds (000: GB10 vLLM, 002: RTX PRO 6000 SGLang).
+Version boundaries and texts come from each release's source (the engine catalog, the log
+patterns' table); the failure modes from the field reports (the GB10 field report: vLLM; the g7e
+field report: SGLang on RTX PRO 6000).
 
 Faults reproduced (``Fault.name``):
   vLLM  speculative_config_unexpected_key  nested moe_backend (< 0.19) / attention_backend (< 0.21)
@@ -21,7 +22,7 @@ Faults reproduced (``Fault.name``):
         illegal_memory_access_on_first_spec  image fault (ENGINE_SIM_FAULT), first spec request
         crash_on_cuda_graph_capture        image fault (ENGINE_SIM_FAULT): with speculative decoding
                                            on, torch.compile dies in CUDA graph capture at start-up
-                                           (seed 001: a nightly that crashed mid-start-up)
+                                           (the GB10 write-up: a nightly that crashed mid-start-up)
   SGLang mamba_extra_buffer_unsupported   --mamba-scheduler-strategy extra_buffer on NemotronH
         nemotronh_triton_attention          triton attention on NemotronH (0.5.7-0.5.18)
         trtllm_mha_sm120                    trtllm_mha attention on SM12x
@@ -457,7 +458,7 @@ def decide_vllm(version: str, args, env: Mapping[str, str], gpu: Gpu, model: Mod
                     "torch.AcceleratorError: CUDA error: an illegal instruction was encountered")
 
     # --- image fault: a nightly whose torch.compile dies while capturing CUDA graphs once a
-    # speculative config is added (seed 001); no flag combination predicts it, only the image.
+    # speculative config is added (the GB10 write-up); no flag combination predicts it, only the image.
     if env.get("ENGINE_SIM_FAULT") == "crash_on_cuda_graph_capture" and plan.spec and not args.enforce_eager:
         return fail("crash_on_cuda_graph_capture", "cuda_graph",
                     "torch._dynamo.exc.BackendCompilerFailed: backend='<vllm.compilation.backends.VllmBackend "
@@ -560,7 +561,7 @@ def decide_sglang(version: str, args, env: Mapping[str, str], gpu: Gpu, model: M
             max_running = 48
             warnings.append("Max running requests is reset to 48 for speculative decoding. You can override "
                             "this by explicitly setting --max-running-requests.")
-        # Seed 002 (0.5.6.post2): an unset draft MoE runner stays 'auto', which OOMs on SM120.
+        # The g7e field report (0.5.6.post2): an unset draft MoE runner stays 'auto', which OOMs on SM120.
         spec_moe = spec_moe or "auto"
     strategy = getattr(args, strategy_field, None)
     if strategy == "auto" and model.hybrid_mamba:

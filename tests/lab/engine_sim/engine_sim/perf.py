@@ -21,7 +21,7 @@ Prefill (``prefill`` policy):
 * ``shared`` (vLLM, chunked prefill with decode first): a prefilling sequence advances by
   ``step / (prefill_s_per_token * running)`` prompt tokens per decode step (the step's time is
   shared by the running sequences; the token budget ``max_num_batched_tokens`` caps a step's
-  total), so time to first token grows with the batch (seed 000: 1.2 s at 4 running, 9.1 s at
+  total), so time to first token grows with the batch (the GB10 field report: 1.2 s at 4 running, 9.1 s at
   32). With nothing decoding, a step prefills up to the budget at ``prefill_s_per_token``.
 * ``first`` (SGLang): waiting prompts are prefilled first, ``chunked_prefill_size`` tokens per
   prefill step (decoding pauses), then decode steps run.
@@ -29,7 +29,7 @@ Prefill (``prefill`` policy):
 KV cache: a sequence is admitted while ``max_num_seqs`` allows and its whole context (prompt +
 requested output) fits: ``kv_per_seq + (prompt + output) * kv_per_token`` (the ``_spec`` values
 with speculative decoding) summed over the running sequences <= 1.0 (``1 / kv_tokens`` per token
-when the engine states its pool in tokens). With seed 000's chat shape that binds at 46
+when the engine states its pool in tokens). With the GB10 field report's chat shape that binds at 46
 sequences, so 32 is the ceiling in practice (48 would need ~103 %).
 """
 from __future__ import annotations
@@ -43,66 +43,66 @@ from dataclasses import dataclass, field, replace
 PROFILES = {
     # DGX Spark / GB10, vLLM 0.19.2rc1 cu130-nightly, Nemotron-3-Super-120B-A12B-NVFP4, MTP head.
     "gb10-vllm": {
-        # seed 000 s.1: no MTP ~15-17 tok/s single stream; MTP k=2 24.2 and k=3 23.5 tok/s at
+        # the GB10 field report s.1: no MTP ~15-17 tok/s single stream; MTP k=2 24.2 and k=3 23.5 tok/s at
         # acceptance 0.67/0.36/0.16 (expected 2.03 / 2.19 tokens per step) => a step of 83.9 ms
         # (k=2) and 93.2 ms (k=3): 9.3 ms per draft token on a 65.3 ms base step (15.3 tok/s).
         "step_s": 0.0653,
-        "draft_cost": 0.1424,  # 9.3 / 65.3 ms, seed 000 s.1 (k=2 vs k=3)
-        # seed 000 s.2: saturated 47.7 (4) / 73.5 (8) / 99.6 (16) / 131.3 (32) tok/s at max-num-seqs =
+        "draft_cost": 0.1424,  # 9.3 / 65.3 ms, the GB10 field report s.1 (k=2 vs k=3)
+        # the GB10 field report s.2: saturated 47.7 (4) / 73.5 (8) / 99.6 (16) / 131.3 (32) tok/s at max-num-seqs =
         # client concurrency, chat 512/256; fitted with the prefill below (see tests/unit/lab/test_engine_sim_perf.py).
         "batch_coeff": 0.445,
         "batch_exp": 0.65,
-        # seed 000 s.2: TTFT 1.2 s at 4 running, 9.1 s at 32 (chat prompt ~512 tokens): the
-        # prompt's share of the step time grows with the batch; seed 000 s.4: ~690 ms TTFT for a
+        # the GB10 field report s.2: TTFT 1.2 s at 4 running, 9.1 s at 32 (chat prompt ~512 tokens): the
+        # prompt's share of the step time grows with the batch; the GB10 field report s.4: ~690 ms TTFT for a
         # ~900-token prompt on an idle engine (0.55 ms x 900 = 0.5 s + the first step).
         "prefill": "shared",
         "prefill_s_per_token": 0.00055,
         "prefill_step_s": 0.0,
-        # seed 000 s.3: KV per sequence at chat length (512 + 256 tokens) 2.15 % with MTP (its
+        # the GB10 field report s.3: KV per sequence at chat length (512 + 256 tokens) 2.15 % with MTP (its
         # draft/lookahead slots), 0.57 % without; both taken as per-token costs, so 32 chat
         # sequences hold 69 % (seed: 68.9 %), 48 would need 103 %, and ~6k-token contexts bind
-        # at ~6 sequences (seed 000: "coder 4k+ binds much sooner, ~5-6 concurrent").
+        # at ~6 sequences (the GB10 field report: "coder 4k+ binds much sooner, ~5-6 concurrent").
         "kv_per_seq_spec": 0.0,
         "kv_per_seq": 0.0,
         "kv_per_token_spec": 0.0215 / 768,
         "kv_per_token": 0.0057 / 768,
-        # seed 000 s.1 / findings s.2: per-position acceptance at temperature 1.0 / top_p 0.95.
+        # the GB10 field report s.1 / findings s.2: per-position acceptance at temperature 1.0 / top_p 0.95.
         "acceptance_sampled": (0.67, 0.36, 0.16, 0.07, 0.03, 0.01, 0.0, 0.0),
-        # seed 001: first position 87-98 %, second 63-91 % conditional at low temperature.
+        # the GB10 write-up: first position 87-98 %, second 63-91 % conditional at low temperature.
         "acceptance_greedy": (0.90, 0.72, 0.48, 0.30, 0.18, 0.10, 0.05, 0.02),
     },
     # AWS g7e.48xlarge, 8x RTX PRO 6000 (SM120), SGLang 0.5.x, Nemotron-3-Super-120B-A12B-FP8, TP8/EP8.
     "g7e-sglang": {
-        # seed 002 online: median ITL 20 ms at 4 rps (~8 running); burst 500 x 200/200 (~101 output
+        # the g7e field report online: median ITL 20 ms at 4 rps (~8 running); burst 500 x 200/200 (~101 output
         # tokens per request, all 500 admitted: "a 48-request cap creates ~10 batches"): 3,215 tok/s,
         # 31.9 req/s, mean TTFT 2.9 s, median ITL 61 ms (R2-R3). Fitted by the burst test.
         "step_s": 0.0168,
-        "draft_cost": 0.25,  # seed 002: EAGLE 3 steps; burst 977 vs 3,215 tok/s is confounded (rough)
+        "draft_cost": 0.25,  # the g7e field report: EAGLE 3 steps; burst 977 vs 3,215 tok/s is confounded (rough)
         "batch_coeff": 0.051,
         "batch_exp": 0.67,
-        # seed 002 burst: mean TTFT 2.9 s for 500 x 200-token prompts, prefill first (SGLang),
+        # the g7e field report burst: mean TTFT 2.9 s for 500 x 200-token prompts, prefill first (SGLang),
         # chunked_prefill_size 8192 (the engine's default on this GPU).
         "prefill": "first",
         "prefill_s_per_token": 0.000049,
         "prefill_step_s": 0.043,
         "chunked_prefill_size": 8192,
-        # seed 002: KV pool 17,892,656 tokens (the engine's own figure is used when it has one).
+        # the g7e field report: KV pool 17,892,656 tokens (the engine's own figure is used when it has one).
         "kv_per_seq_spec": 0.0,
         "kv_per_seq": 0.0,
         "kv_per_token_spec": 1.0 / 17892656,
         "kv_per_token": 1.0 / 17892656,
-        # seed 002: EAGLE accept length 3.2 tokens/step (3 steps, 4 draft tokens), accept rate 0.81.
+        # the g7e field report: EAGLE accept length 3.2 tokens/step (3 steps, 4 draft tokens), accept rate 0.81.
         "acceptance_sampled": (0.90, 0.75, 0.55, 0.35, 0.20, 0.10, 0.05, 0.02),
         "acceptance_greedy": (0.95, 0.85, 0.70, 0.50, 0.30, 0.15, 0.08, 0.04),
     },
 }
 
-# Seed 000 s.2, the figures the gb10-vllm profile is calibrated to (chat 512 in / 256 out,
+# The GB10 field report s.2, the figures the gb10-vllm profile is calibrated to (chat 512 in / 256 out,
 # guidellm concurrent profile, client concurrency = max-num-seqs, MTP k=2, temperature 1.0).
 SEED000_SWEEP = {1: {"output_tok_s": 24.2, "ttft_s": None}, 4: {"output_tok_s": 47.7, "ttft_s": 1.2},
                  8: {"output_tok_s": 73.5, "ttft_s": 6.6}, 16: {"output_tok_s": 99.6, "ttft_s": 7.7},
                  32: {"output_tok_s": 131.3, "ttft_s": 9.1}}
-# Seed 002: 500-prompt burst, 200 in / 200 out (~101 output tokens per request), R2-R3 mean.
+# The g7e field report: 500-prompt burst, 200 in / 200 out (~101 output tokens per request), R2-R3 mean.
 SEED002_BURST = {"output_tok_s": 3215.0, "requests_per_s": 31.9, "ttft_mean_s": 2.906, "itl_p50_s": 0.061}
 
 SLOW_NIGHTLY_SLOWDOWN = 0.30  # ENGINE_SIM_FAULT=slow_nightly: 30 % fewer decode tokens per second
@@ -132,7 +132,7 @@ def params(name: str, **changes) -> Params:
 
 
 def profile_for(engine: str) -> str:
-    """The table row of an engine: the seeds measured vLLM on a GB10 and SGLang on 8x RTX PRO
+    """The table row of an engine: the field reports measured vLLM on a GB10 and SGLang on 8x RTX PRO
     6000, so each engine runs at its seed's speed whatever GPU the lab host claims."""
     return "gb10-vllm" if engine == "vllm" else "g7e-sglang"
 
@@ -378,7 +378,7 @@ def closed_loop(p: Params, concurrency: int, max_num_seqs: int, k: int = 2, prom
                 output_tokens: int = 256, duration_s: float = 180.0, temperature: float = 1.0,
                 max_num_batched_tokens: int = 8192, slowdown: float = 1.0, seed: int = 1) -> dict:
     """``concurrency`` clients each sending the next request when its last one finished, for
-    ``duration_s`` of virtual time (guidellm's concurrent profile, seed 000's methodology)."""
+    ``duration_s`` of virtual time (guidellm's concurrent profile, the GB10 field report's methodology)."""
     engine = Engine(p, max_num_seqs, k, max_num_batched_tokens, slowdown=slowdown)
     probs = conditional(acceptance(p, temperature, k))
     sent: list[Sequence] = []
@@ -399,7 +399,7 @@ def closed_loop(p: Params, concurrency: int, max_num_seqs: int, k: int = 2, prom
 def burst(p: Params, outputs: list[int], prompt_tokens: int = 200, max_num_seqs: int = 512, k: int = 0,
           temperature: float = 1.0, max_num_batched_tokens: int = 8192, kv_tokens: int | None = None,
           slowdown: float = 1.0, seed: int = 1) -> dict:
-    """All requests at once (seed 002's burst: ``--request-rate inf``); one output length each."""
+    """All requests at once (the g7e field report's burst: ``--request-rate inf``); one output length each."""
     engine = Engine(p, max_num_seqs, k, max_num_batched_tokens, kv_tokens=kv_tokens, slowdown=slowdown)
     probs = conditional(acceptance(p, temperature, k))
     for index, output in enumerate(outputs):
@@ -412,7 +412,7 @@ def burst(p: Params, outputs: list[int], prompt_tokens: int = 200, max_num_seqs:
 
 
 def seed002_outputs(count: int = 500, seed: int = 1) -> list[int]:
-    """Output lengths of seed 002's burst: 200 requested, the model stopped at ~101 on average
+    """Output lengths of the g7e field report's burst: 200 requested, the model stopped at ~101 on average
     (50,722 tokens over 500 requests): 2..200 evenly, in a shuffled order."""
     lengths = [2 + round(index * 198 / max(count - 1, 1)) for index in range(count)]
     random.Random(seed).shuffle(lengths)

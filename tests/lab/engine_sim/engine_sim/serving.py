@@ -19,7 +19,7 @@ when the step ends. ``ENGINE_SIM_TOKEN_LATENCY`` replaces the model by a fixed s
 
 Deterministic answers: an arithmetic question ("What is 2+2?") is answered with the result,
 anything else with a fixed-vocabulary sentence derived from the prompt.  Speculative decoding
-is simulated per step with per-position acceptance that decays like the seeds measured
+is simulated per step with per-position acceptance that decays like the field reports measured
 (vLLM MTP at temperature 1.0: ~0.67 / 0.36 / 0.16), so the acceptance counters move.
 """
 from __future__ import annotations
@@ -434,7 +434,7 @@ class EngineState:
         return bool(self.plan.server_args.get("reasoning_parser"))
 
     def _prefix_lookup(self, prompt: str) -> int:
-        """Prefix-cache accounting in 16-token blocks; hybrid Mamba on vLLM never hits (seed 000)."""
+        """Prefix-cache accounting in 16-token blocks; hybrid Mamba on vLLM never hits (the GB10 field report)."""
         if not self.prefix_cache_enabled():
             return 0
         tokens = TOKEN_RE.findall(prompt)
@@ -805,7 +805,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     daemon_threads = True
     # uvicorn's listen backlog (--backlog, default 2048); socketserver's 5 resets a burst's
-    # connections (seed 002 sends 500 prompts at once).
+    # connections (the g7e field report sends 500 prompts at once).
     request_queue_size = 2048
 
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``python3 -m sglang.launch_server`` command line, per SGLang version (engine-facts 2.6).
+"""``python3 -m sglang.launch_server`` command line, per SGLang version (each release's sglang/srt/server_args.py).
 
 SGLang uses a plain ``argparse.ArgumentParser``: no underscore normalisation, so
 ``--moe_runner_backend`` is an unrecognized argument; errors exit 2 with argparse's message,

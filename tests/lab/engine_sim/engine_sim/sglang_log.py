@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""SGLang start-up, request and crash lines, in the formats of engine-facts section 2."""
+"""SGLang start-up, request and crash lines, in the formats of the released SGLang wheels."""
 from __future__ import annotations
 
 from .decide import SglangPlan

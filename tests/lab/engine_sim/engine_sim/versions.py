@@ -2,7 +2,7 @@
 """Engine version strings (``0.19.2rc1.dev134``, ``0.17.1``, ``0.5.6.post2``) and comparisons.
 
 A pre-release or nightly counts as its release number: ``0.19.2rc1.dev134`` is treated as
-0.19.2 for every version boundary (boundaries in engine-facts are all ``x.y.0`` releases).
+0.19.2 for every version boundary (the simulator's boundaries are all ``x.y.0`` releases).
 """
 from __future__ import annotations
 

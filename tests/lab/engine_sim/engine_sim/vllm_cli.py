@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""``vllm serve`` command line, per vLLM version (engine-facts 1.10).
+"""``vllm serve`` command line, per vLLM version (each release's vllm/engine/arg_utils.py and cli_args.py).
 
 Real parser semantics reproduced: FlexibleArgumentParser (``--flag_name`` -> ``--flag-name`` for
 the part before the first ``.``/``=``; ``--json-arg.key value`` merged into a JSON dict;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""vLLM start-up, stats and crash lines, in the formats of engine-facts section 1.
+"""vLLM start-up, stats and crash lines, in the formats of the released vLLM wheels.
 
 Each function prints one phase; the runner sleeps between phases.  Line numbers in
 ``[file.py:N]`` are representative (they change every release; nobody should match them).

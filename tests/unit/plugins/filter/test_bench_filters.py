@@ -73,7 +73,7 @@ def test_summary_names_what_is_wrong():
 def test_table_puts_the_profiles_measured_figures_beside_the_sweep(spark):
     runs = [[level(1, 23.0), level(32, tok_s, 9.0)] for tok_s in (140.0, 128.0, 134.0)]
     text = _bench_table(_bench_summary(results(runs)), spark)
-    assert text.startswith("Profile gb10-nvfp4-mtp-throughput (max-num-seqs 32); measured: seed 000")
+    assert text.startswith("Profile gb10-nvfp4-mtp-throughput (max-num-seqs 32); measured: GB10 field report (DGX Spark)")
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
     # Single stream 23.6 measured (single_stream_tok_s) vs 23.0 here; saturated 131.3 at 32 vs 131 +- 4.2.
     assert "| 23.6 | -2.5 % |" in rows["1"]
@@ -85,7 +85,7 @@ def test_table_puts_seed002s_burst_figure_beside_a_burst_only():
     # profiles/g7e-fp8-sglang.yml measured burst_output_tok_s 3215 (seed 002, 500 prompts at once).
     g7e_baseline = plan("g7e-fp8-sglang")
     text = _bench_table(_bench_summary(seed002_results()), g7e_baseline)
-    assert text.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: seed 002")
+    assert text.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: g7e field report")
     [row] = [line for line in text.splitlines() if line.startswith("| 500 |")]
     assert row.endswith("| 3215.0 | +0.0 % | - |"), row
     # The same 500 streams in a chat sweep are not the burst the figure was measured with: nothing beside.

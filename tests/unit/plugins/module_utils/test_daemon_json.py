@@ -15,7 +15,8 @@ from ansible_collections.inferops.serving.plugins.module_utils._daemon_json impo
 )
 
 NVIDIA = {"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}}
-# What the lab's targets run with (DESIGN.md), and what DGX OS ships.
+# What the lab's nested Docker engines once ran with (no overlay, no iptables, no bridge inside a
+# container), and what DGX OS ships.
 LAB = {"storage-driver": "vfs", "iptables": False, "bridge": "none"}
 
 

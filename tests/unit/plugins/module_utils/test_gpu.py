@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""GPU fact parsing against the output shapes nvidia-smi really prints (seed 000, seed 002)."""
+"""GPU fact parsing against the output shapes nvidia-smi really prints (the GB10 field report, the g7e field report)."""
 from __future__ import annotations
 
 import pytest
@@ -15,7 +15,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._gpu import (
 
 # DGX Spark / GB10: unified memory, so memory.total is not reported.
 GB10 = "0, NVIDIA GB10, 12.1, [N/A], 580.95.05\n"
-# AWS g7e.48xlarge (seed 002's nvidia-smi table: 97887MiB, driver 580.126.09).
+# AWS g7e.48xlarge (the g7e field report's nvidia-smi table: 97887MiB, driver 580.126.09).
 RTX_PRO_6000 = "".join(
     "%d, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 97887, 580.126.09\n" % i for i in range(8))
 MEMINFO = """MemTotal:       127506252 kB

@@ -540,7 +540,7 @@ def test_after_readiness_healthy_lines_are_counted_not_read(tmp_path, monkeypatc
 
 
 def test_after_a_root_cause_and_its_context_the_rest_is_counted_not_read(tmp_path, fed):
-    # seed 000's bad nightly: ready, then a CUDA illegal memory access; the API server logs on after it
+    # the GB10 field report's bad nightly: ready, then a CUDA illegal memory access; the API server logs on after it
     with open(fixture("vllm-0.19-mtp-illegal-memory-access.log"), encoding="utf-8") as handle:
         crash = handle.read().splitlines()
     path = tmp_path / "crash.log"

@@ -14,7 +14,7 @@ def test_every_phase_but_ready_has_a_budget():
 
 
 def test_first_deploy_covers_seed_002s_45_minutes_of_weight_processing():
-    # seed 002: first deploy ~45 min of FP8 ModelOpt processing; a restart loads weights in ~14 s
+    # the g7e field report: first deploy ~45 min of FP8 ModelOpt processing; a restart loads weights in ~14 s
     assert r.budgets(True)["weight_loading"] > 45 * 60
     assert 14 < r.budgets(False)["weight_loading"] < 45 * 60
     assert all(r.budgets(True)[p] >= r.budgets(False)[p] for p in r.RESTART_BUDGETS)

@@ -266,7 +266,7 @@ def test_gate_refuses_collapsed_acceptance_even_at_full_speed():
         b.gate(baseline, baseline, threshold=10)
 
 
-# /metrics as vLLM 0.19 exposes them (names: shared/research/engine-facts.md; the per-position
+# /metrics as vLLM 0.19 exposes them (names: vllm/v1/spec_decode/metrics.py; the per-position
 # counter's position label), before and after a level of 100 drafts with k=2.
 VLLM_METRICS_BEFORE = """# TYPE vllm:generation_tokens_total counter
 vllm:generation_tokens_total{engine="0",model_name="m"} 1000.0

@@ -35,7 +35,7 @@ def report():
 
 def test_level_from_the_real_aiperf_report(report):
     level = lg.level_result(report, 4, source="fixture")
-    # The figures AIPerf computed (its console table of the same run shows them), in the seeds' units.
+    # The figures AIPerf computed (its console table of the same run shows them), in the field reports' units.
     assert level == {
         "concurrency": 4,
         "output_tok_s": round(report["output_token_throughput"]["avg"], 3),
@@ -50,7 +50,7 @@ def test_level_from_the_real_aiperf_report(report):
     assert level["output_tok_s"] == pytest.approx(1927.956)
     assert level["ttft_p50_s"] == pytest.approx(0.0893, abs=1e-4)
     assert level["requests_per_s"] == pytest.approx(31.2695, abs=1e-4)
-    # output tok/s is output tokens over the level's duration (AIPerf's definition; the seeds' aggregate).
+    # output tok/s is output tokens over the level's duration (AIPerf's definition; the field reports' aggregate).
     assert level["output_tok_s"] == pytest.approx(
         report["total_output_tokens"]["avg"] / report["benchmark_duration"]["avg"], rel=0.02)
 
@@ -81,7 +81,7 @@ def test_latency_in_other_units_is_refused(report):
 def test_vllm_engine_figures_from_real_metrics():
     before, after = fixture("vllm-sim-metrics-before-c4.txt"), fixture("vllm-sim-metrics-after-c4.txt")
     figures = lg.engine_figures(METRICS["vllm"], before, after)
-    # Seed 000 read 0.67 / 0.36 at positions 0 / 1 (MTP k=2, temperature 1.0): the simulator's calibration.
+    # The GB10 field report read 0.67 / 0.36 at positions 0 / 1 (MTP k=2, temperature 1.0): the simulator's calibration.
     assert figures["acceptance_per_pos"] == pytest.approx([0.6739, 0.3624], abs=1e-4)
     assert figures["kv_cache_usage"] == 0.0  # idle after the level: the peak comes from samples taken during it
     assert "accept_length" not in figures
@@ -215,9 +215,9 @@ def test_add_level_keeps_runs_in_order():
 
 
 def test_measured_points_of_the_shipped_profiles():
-    # profiles/gb10-nvfp4-mtp-throughput.yml measured (seed 000) with its max-num-seqs 32.
+    # profiles/gb10-nvfp4-mtp-throughput.yml measured (the GB10 field report) with its max-num-seqs 32.
     measured = {"single_stream_tok_s": 23.6, "saturated_tok_s": 131.3, "sustained_tok_s": 136,
-                "ttft_at_saturation_s": 9.1, "source": "seed 000", "draft_acceptance_by_position": [0.67, 0.36, 0.16]}
+                "ttft_at_saturation_s": 9.1, "source": "the GB10 field report", "draft_acceptance_by_position": [0.67, 0.36, 0.16]}
     assert lg.measured_points(measured, max_num_seqs=32) == {
         "output_tok_s": [{"concurrency": 1, "value": 23.6, "label": "single_stream_tok_s"},
                          {"concurrency": 32, "value": 131.3, "label": "saturated_tok_s"}],

@@ -35,7 +35,7 @@ SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc
 MTP_NO_NESTED = {"method": "mtp", "num_speculative_tokens": 2}
 
 # Profiles whose seed gives no digest: the tag-only warning is honest there. The g7e profiles also
-# carry seed 002's SGLANG_DISABLE_DEEP_GEMM=1, which no SGLang release reads (env-unknown warning).
+# carry the g7e field report's SGLANG_DISABLE_DEEP_GEMM=1, which no SGLang release reads (env-unknown warning).
 TAG_ONLY = {FALLBACK, SGLANG, EAGLE}
 SEED002_ENV = {SGLANG, EAGLE}
 # The FP8 model's commit is named by no seed: the g7e profiles warn until the lead pins it.
@@ -314,7 +314,7 @@ QUIET = [
     ("flag-value", LATENCY, merge(version("0.33.0"), {"args": {"mamba-backend": "FlashInfer"}})),
     ("engine-version-uncatalogued", LATENCY, version("0.33.0")),
     ("env-unknown", SGLANG, {"env": {"SGLANG_DISABLE_DEEP_GEMM": None, "SGLANG_ENABLE_JIT_DEEPGEMM": "0"}}),
-    # vLLM reads moe_backend lower-cased with '-' as '_' (engine-facts 1.2)
+    # vLLM reads moe_backend lower-cased with '-' as '_' (vllm/model_executor/layers/fused_moe/oracle/)
     ("vllm-mtp-marlin-draft-moe-backend", LATENCY,
      {"args": {"speculative_config": dict(MTP_NO_NESTED, moe_backend="flashinfer-cutlass")}}),
     ("sglang-max-running-requests-burst", SGLANG, {"description": "Latency.", "measured": {"x": 1},
