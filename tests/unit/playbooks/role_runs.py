@@ -31,7 +31,7 @@ def run(tmp_path, inventory, plays, *args, timeout=240):
     if record.exists():
         record.unlink()
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_CALLBACK_PLUGINS=CALLBACKS,
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_CALLBACK_PLUGINS=CALLBACKS,
                ANSIBLE_CALLBACKS_ENABLED="inferops.serving.gc_freeze,task_record", INFEROPS_TASK_RECORD=str(record),
                ANSIBLE_RETRY_FILES_ENABLED="0")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
