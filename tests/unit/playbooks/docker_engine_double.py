@@ -4,6 +4,7 @@ tests, served on a unix socket: the container lifecycle of tests/unit/plugins/mo
 (inspect, start, stop, rename, remove), plus what the roles' other clients call
 (https://docs.docker.com/reference/api/engine/), a container named by its name, ID or ID prefix:
 
+* ``GET /containers/json?all=1`` (the list, each container's ``Id``, ``Names``, ``Image``, ``Labels``, ``State``);
 * ``GET /_ping`` (``OK``) and ``GET /version`` (``ApiVersion``), which community.docker's modules
   and the docker CLI call first, and the ``/v1.NN`` prefix they put on every path;
 * ``GET /containers/{name}/logs?stdout=1&stderr=1[&follow=1][&since=][&tail=N]``: the container's
@@ -82,6 +83,8 @@ class DockerEngine(docker_double.FakeDocker):
                                                        "Version": "27.5.1", "Os": "linux", "Arch": "amd64"}),
                                       "application/json")
                 parts = path.strip("/").split("/")
+                if method == "GET" and parts == ["containers", "json"]:
+                    return self._answer(200, fake.listing())
                 if len(parts) < 2 or parts[0] != "containers":
                     return self._answer(404, {"message": "page not found"})
                 parts[1] = fake.name_of(parts[1])
@@ -98,6 +101,13 @@ class DockerEngine(docker_double.FakeDocker):
                 self._route("HEAD")
 
         self.handler = Handler
+
+    def listing(self):
+        """``GET /containers/json?all=1``: every container, summarised as the Engine API lists them."""
+        return [{"Id": spec.get("Id"), "Names": ["/" + name], "Image": (spec.get("Config") or {}).get("Image"),
+                 "ImageID": spec.get("Image"), "Labels": (spec.get("Config") or {}).get("Labels") or {},
+                 "State": (spec.get("State") or {}).get("Status"), "Status": ""}
+                for name, spec in self.containers.items()]
 
     def name_of(self, ref):
         """A container's name from its name, its ID or an ID prefix of 12 or more (as Docker resolves them)."""

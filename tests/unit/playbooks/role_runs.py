@@ -39,3 +39,16 @@ def run(tmp_path, inventory, plays, *args, timeout=240):
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     records = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
     return Run(result.returncode, " ".join((result.stdout + result.stderr).split()), records)
+
+
+def server_host(tmp_path, docker_host, profile, **changes):
+    """A serving host's variables for the server role on this machine: its container ``engine``
+    behind ``docker_host``, every directory the role writes under ``tmp_path`` (a run that goes
+    further than the test expects, a mutant's, still writes nothing outside it), no watchdog."""
+    host = dict(LOCAL, inferops_become=False, server_profile=profile, server_port=8101, server_container_name="engine",
+                server_docker_host=docker_host, server_state_dir=str(tmp_path / "state"),
+                server_config_dir=str(tmp_path / "etc"), server_script_dir=str(tmp_path / "lib"),
+                server_engine_cache_dir=str(tmp_path / "engine-cache"), server_model_cache_dir=str(tmp_path / "hf"),
+                server_watchdog_textfile_dir=str(tmp_path / "textfile"), server_watchdog_enabled=False)
+    host.update(changes)
+    return host

@@ -21,7 +21,7 @@ import sys
 
 import pytest
 from docker_engine_double import DockerEngine, container, serve
-from role_runs import LOCAL, ROOT, run
+from role_runs import ROOT, run, server_host
 
 LAB = os.path.join(ROOT, "tests", "unit", "lab")
 if LAB not in sys.path:
@@ -66,9 +66,8 @@ def verify(tmp_path, port, profile):
     docker = DockerEngine({"engine": container("vllm/vllm-openai:earlier")}, {"engine": log})
     docker_host, stop = serve(docker, tmp_path / "docker.sock")
     state_dir = tmp_path / "state"
-    host = dict(LOCAL, inferops_become=False, server_profile=profile, server_port=port, server_container_name="engine",
-                server_docker_host=docker_host, server_state_dir=str(state_dir),
-                server_profile_overrides={"args": {"host": "127.0.0.1"}}, server_ready_wait_chunk=5)
+    host = server_host(tmp_path, docker_host, profile, server_port=port, server_ready_wait_chunk=5,
+                       server_profile_overrides={"args": {"host": "127.0.0.1"}})
     plays = [{"name": "Prove the server", "hosts": "serving", "gather_facts": False, "tasks": [
         {"name": "Plan", "ansible.builtin.include_role": {"name": "inferops.serving.server", "tasks_from": "resolve"}},
         {"name": "Read the host as the role's converge does", "inferops.serving.deployment_state": {
