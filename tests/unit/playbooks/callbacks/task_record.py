@@ -19,6 +19,12 @@ description: [Appends a JSON line per task result to the file named by INFEROPS_
 """
 
 
+def _part(result, name):
+    """The result's ``name`` (host, task, result): public since ansible-core 2.19, private before."""
+    part = getattr(result, name, None)
+    return part if part is not None else getattr(result, "_" + name)
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -29,13 +35,13 @@ class CallbackModule(CallbackBase):
         path = os.environ.get("INFEROPS_TASK_RECORD")
         if not path:
             return
-        task = result._task
+        task = _part(result, "task")
         try:
             args = json.loads(json.dumps(dict(task.args), default=str))
         except (TypeError, ValueError):
             args = {}
-        line = {"host": result._host.get_name(), "action": task.action, "args": args, "status": status,
-                "changed": bool(result._result.get("changed")), "no_log": bool(task.no_log)}
+        line = {"host": _part(result, "host").get_name(), "action": task.action, "args": args, "status": status,
+                "changed": bool(_part(result, "result").get("changed")), "no_log": bool(task.no_log)}
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
 
