@@ -4,6 +4,7 @@ the watchdog program's probe against them: the watchdog's own HTTP code meets th
 lab tests rely on. No Docker: the container's state is given (the watchdog's Host.inspect)."""
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -24,6 +25,8 @@ def test_runtime_fault_from_the_environment():
         == RuntimeFault("wedge_after_requests", 3, 5.0)
     assert runtime_fault({"ENGINE_SIM_FAULT": "slow_decode", "ENGINE_SIM_SLOW_FACTOR": "10"}) \
         == RuntimeFault("slow_decode", 20, 10.0)
+    assert runtime_fault({"ENGINE_SIM_FAULT": "wrong_answer", "ENGINE_SIM_FAULT_AFTER_REQUESTS": "0"}) \
+        == RuntimeFault("wrong_answer", 0, 5.0)
     assert runtime_fault({"ENGINE_SIM_FAULT": "illegal_memory_access_on_first_spec"}) is None
     assert runtime_fault({}) is None
 
@@ -163,5 +166,27 @@ def test_sglang_wedge_keeps_health_and_freezes_tokens(tmp_path, sims, watchdog_p
     records = [{"t": time.time(), "outcome": "suspect", "points": [], "container": {"exists": True}}]
     second, dummy, dummy2 = watchdog_probe(port, records, **config)
     assert second["outcome"] == "wedged"
+    assert request(port, "/health")[0] == 200
+    assert sim.stop() == 0
+
+
+def test_wrong_answer_makes_every_number_one_more():
+    from engine_sim.serving import wrong_answer
+    assert wrong_answer("4") == "5"
+    assert wrong_answer("-1 and 2.5, then 10") == "0 and 3.5, then 11"
+    assert wrong_answer("The model serves tokens.") == "The model serves tokens."
+
+
+def test_vllm_wrong_answer_after_requests_answers_fast_and_wrong(tmp_path, sims, watchdog_probe):
+    sim, port = vllm_sim(tmp_path, sims, "wrong_answer", 1, spec=False, ENGINE_SIM_TOKEN_LATENCY="0.001")
+    first = json.loads(chat(port, SEED000_MODEL, "What is 2+2? Answer with just the number.")[1])
+    assert first["choices"][0]["message"]["content"] == "4"
+    status, body = chat(port, SEED000_MODEL, "What is 2+2? Answer with just the number.")
+    assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "5"
+    body = {"model": SEED000_MODEL, "prompt": "3*7=", "max_tokens": 4, "temperature": 0}
+    assert json.loads(request(port, "/v1/completions", body)[1])["choices"][0]["text"] == "22"
+    # Every health signal the watchdog reads is fine: only a correctness check sees it.
+    verdict, dummy, dummy2 = watchdog_probe(port)
+    assert verdict["outcome"] == "healthy", verdict
     assert request(port, "/health")[0] == 200
     assert sim.stop() == 0

@@ -12,6 +12,10 @@ Runtime faults (``ENGINE_SIM_FAULT``, strike once ``ENGINE_SIM_FAULT_AFTER_REQUE
 * ``slow_decode``: every decode step is ``ENGINE_SIM_SLOW_FACTOR`` (default 5) times slower.
 * ``slow_nightly``: from the first request, decode is ``ENGINE_SIM_SLOWDOWN`` (default 0.30) slower
   (a nightly 30 % slower: ``tests/lab/nightly.sh build VERSION slow_nightly``).
+* ``wrong_answer``: the engine serves wrong output, fast and with status 200 (a broken kernel or a
+  wrong dtype: every metric looks healthy): each number of an answer is one more than the right
+  one, so "What is 2+2?" is answered "5". The correctness gate (the server role's smoke test) is
+  what must catch it.
 
 Timing: an engine thread runs the performance model's steps (``perf.py``) in wall-clock time,
 ``ENGINE_SIM_TIME_SCALE`` times faster (default 1); a streamed request gets each step's tokens
@@ -50,7 +54,8 @@ REASONING = "The user asks a question; answer it directly."
 DECODE_LOG_INTERVAL = 40
 
 
-RUNTIME_FAULTS = ("wedge_after_requests", "crash_after_requests", "slow_decode", "slow_nightly")
+RUNTIME_FAULTS = ("wedge_after_requests", "crash_after_requests", "slow_decode", "slow_nightly", "wrong_answer")
+NUMBER_RE = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,14 @@ def answer(prompt: str, max_tokens: int | None, ignore_eos: bool = False, min_to
     else:
         text = (" ".join(words).capitalize() + ".") if words else ""
     return text, count, "length" if count < length or (ignore_eos and count >= limit) else "stop"
+
+
+def wrong_answer(text: str) -> str:
+    """The ``wrong_answer`` fault's text: every number of ``text`` one more than it is ("4" -> "5")."""
+    def off_by_one(match):
+        value = float(match.group(0)) + 1
+        return str(int(value)) if value.is_integer() else f"{value:g}"
+    return NUMBER_RE.sub(off_by_one, text)
 
 
 def pieces(reasoning: str | None, text: str, count: int) -> list[tuple[str, str]]:
@@ -261,7 +274,6 @@ class EngineState:
                 completion_tokens += spent
             else:
                 reasoning = None
-        deltas = pieces(reasoning, text, completion_tokens)
         with self.lock:
             index = self.requests
             self.requests += 1
@@ -269,6 +281,9 @@ class EngineState:
             self.crash_handler()
             raise EngineDead()
         self._runtime_fault(index)
+        if self.fault and self.fault.name == "wrong_answer" and index >= self.fault.after_requests:
+            text = wrong_answer(text)
+        deltas = pieces(reasoning, text, completion_tokens)
         hits = self._prefix_lookup(prompt)
         request = Request(prompt_tokens, completion_tokens, finish, streaming=on_tokens is not None)
         probs = perf.conditional(perf.acceptance(self.sim.p, temperature, self.k)) if self.k else []
