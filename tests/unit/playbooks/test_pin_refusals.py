@@ -154,6 +154,8 @@ BENCH = """
       ansible.builtin.include_role: {name: inferops.serving.pin, tasks_from: bench}
     - name: Say the candidate passed the benchmark
       ansible.builtin.debug: {msg: "benchmark passed: {{ __pin_bench.state }}"}
+    - name: Write the lock with its figures
+      ansible.builtin.include_role: {name: inferops.serving.pin, tasks_from: lock}
 """
 
 
@@ -179,3 +181,37 @@ def test_a_candidate_within_the_threshold_passes_the_benchmark(tmp_path):
     assert result.returncode == 0, out[-3000:]
     assert "accepted: output 95.0 tok/s at concurrency 8 vs the baseline's 100.0 tok/s (-5.0 %" in out
     assert "benchmark passed: accepted" in out
+    # Its figures are the next pin's baseline.
+    entry = yaml.safe_load((tmp_path / "inv" / "group_vars" / "all" / "image_lock.yml").read_text())[
+        "inferops_serving_image_lock"]["images"][TAG]
+    bench_figures = entry["evidence"]["bench"]
+    assert entry["digest"] == NEW and bench_figures["output_tok_s"] == 95.0 and bench_figures["concurrency"] == 8
+    assert bench_figures["runs"] == 3 and bench_figures["verdict"].startswith("accepted: output 95.0 tok/s")
+
+
+LOCK_PLAY = """
+- name: The pin role's lock entry of the candidate on spark-1 (its tasks file alone; main runs it for 'lock')
+  hosts: serving
+  gather_facts: false
+  tasks:
+    - name: Plan the deployment
+      ansible.builtin.include_role: {name: inferops.serving.server, tasks_from: resolve}
+    - name: Decide what to do with the tag's new digest
+      ansible.builtin.include_role: {name: inferops.serving.pin, tasks_from: digest}
+    - name: Write the lock
+      ansible.builtin.include_role: {name: inferops.serving.pin, tasks_from: lock}
+"""
+
+
+def test_the_lock_entry_records_the_candidate_and_keeps_the_baseline(tmp_path):
+    inv = inventory(tmp_path)
+    play = tmp_path / "lock.yml"
+    play.write_text(LOCK_PLAY)
+    result, out = run(tmp_path, inv, play)
+    assert result.returncode == 0, out[-3000:]
+    entry = yaml.safe_load((inv / "group_vars" / "all" / "image_lock.yml").read_text())[
+        "inferops_serving_image_lock"]["images"][TAG]
+    assert entry["digest"] == NEW and entry["previous_digest"] == LOCKED
+    assert entry["evidence"]["canary"] == "spark-1" and entry["evidence"]["profile"] == "gb10-nvfp4-mtp-latency"
+    assert entry["evidence"]["bench"] == {"concurrency": 8, "output_tok_s": 100.0}
+    assert entry["platforms"]["linux/arm64"]["validated_on"] == "spark-1" and "mirror" not in entry
