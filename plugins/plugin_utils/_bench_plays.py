@@ -8,8 +8,8 @@
 
 _bench holds the rules (summarise, choose, advise_k, overlay, gate); this module fits them to
 what the playbooks have in hand: a sweep's ``results.json`` (scripts/run-loadgen), the deployment
-plan (``server_deployment``), extra vars given as strings. Pure functions; the filters
-bench_summary, bench_table, bench_level, bench_candidates, bench_tune and bench_gate call them.
+plan (``server_deployment``), extra vars given as strings. Pure functions; the lookup
+inferops.serving.bench_plan calls them.
 """
 from __future__ import annotations
 
@@ -250,7 +250,14 @@ def gate(candidate, baseline=None, threshold=0.10):
     baseline (a first pin, or a lock written before figures were recorded), or one measured at
     another concurrency, the candidate is accepted and its figures become the baseline, and the
     message says so. ``signature``: the known-bad signature of a refusal (slower_than_baseline,
-    speculative_acceptance_collapsed, or both joined by '+')."""
+    speculative_acceptance_collapsed, or both joined by '+'). ``state``: ``accepted`` or
+    ``refused`` (the pin role fails the canary on ``refused``)."""
+    verdict = _gate(candidate, baseline, threshold)
+    verdict["state"] = "accepted" if verdict["accepted"] else "refused"
+    return verdict
+
+
+def _gate(candidate, baseline=None, threshold=0.10):
     try:
         threshold = float(threshold)
     except (TypeError, ValueError):
@@ -363,6 +370,34 @@ def _merged(base, over):
     for key, value in over.items():
         out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
     return out
+
+
+def report(results, deployment=None):
+    """A sweep's ``results.json`` as ``{summary, table}`` (summary(), table())."""
+    summary_ = summary(results)
+    try:
+        return {"summary": summary_, "table": table(summary_, deployment)}
+    except (KeyError, TypeError) as exc:
+        raise BenchError("table: %s (expected a summary and server_deployment)" % exc)
+
+
+def tune_plan(deployment, host, given=None, bounds=None, max_num_seqs=None, k=None, base_overrides=None,
+              dir_options=None):
+    """What tune decides before anything is deployed: ``{objective, candidates, dir}`` (objective(),
+    candidates(), and ``dir.out`` the tune's results directory, results_dir())."""
+    options = dict(dir_options or {})
+    return {"objective": objective(given, bounds),
+            "candidates": candidates(deployment, max_num_seqs, k, base_overrides),
+            "dir": {"out": results_dir(host, options.get("results_dir"), options.get("root", "."),
+                                       options.get("stamp", ""), options.get("prefix", ""))}}
+
+
+def decision(entries, objective_, deployment, host=None, base_overrides=None, failed=None, sweeps=None):
+    """tune's decision from its sweeps (tune()) and, when a candidate met the objective, the overlay's
+    variables (overlay_vars(), else None): ``{decision, overlay}``."""
+    decided = tune(entries, objective_, deployment, host)
+    return {"decision": decided,
+            "overlay": overlay_vars(decided, base_overrides, failed, sweeps) if decided["met"] else None}
 
 
 def overlay_vars(decision, base_overrides, failed, sweeps):

@@ -5,12 +5,15 @@
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """What the pin role decides: the canaries, the candidate digest and what to do with it, the
-failure and its known-bad entry, the lock entry; and for a model's new revision
-(``pin_model_revision``) the candidate commit and its lock entry.
+failure and its known-bad entry, whether the candidate may be locked, the lock entry; and for a
+model's new revision (``pin_model_revision``) the candidate commit and its lock entry.
 
 Pure functions over what the role has in hand (the deployment plan, the pull's or the registry's
-answer, the inventory's lock and known-bad list, the server role's public results); the filters
-pin_canaries, pin_target, pin_failure and pin_lock_entry call them.
+answer, the inventory's lock and known-bad list, the server role's public results); the lookup
+inferops.serving.pin_plan calls them. Each decision carries a named ``state`` the role acts on:
+the target's ``no_digest``, ``pinned``, ``known_bad``, ``check`` or ``prove``; the outcome's
+``lock`` (only for a proven candidate that nothing refused), ``failed``, ``refused`` or
+``unproven``.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._weights import r
 # A failure of these server-role steps says nothing about the image that would run (a refused host,
 # a registry that did not answer): the digest is not marked known-bad.
 _NOT_THE_IMAGE = re.compile(r"(Pull|Load|Verify the image)")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}$")
 SYMPTOM_LENGTH = 300
 
 
@@ -92,14 +96,15 @@ def archive_path(archive_dir, repository, tag, digest):
 
 
 def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix="", archive_dir="",
-           overrides=None, check_mode=False):
+           overrides=None, check_mode=False, host="the canary", lock_file="the lock"):
     """What this canary does with its tag's current digest.
 
     ``pull``: the registered community.docker.docker_image_pull result (a real run); ``remote``:
     inferops.serving.image_digest_info's (check mode). Returns ``{image, name, repository, tag, digest,
     image_id, platform, current, pinned, known_bad, archive, overrides}``: ``pinned`` when the lock
     already holds this digest (nothing new), ``known_bad`` the findings refusing it, ``overrides``
-    the host's ``server_profile_overrides`` with the digest laid over (what the canary deploys)."""
+    the host's ``server_profile_overrides`` with the digest laid over (what the canary deploys),
+    ``state`` what the canary does with it (state()) and ``message`` what it says."""
     image = deployment["image"]
     repository, tag = image["repository"], image["tag"]
     name = registry_prefix(prefix) + repository
@@ -112,7 +117,7 @@ def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix
     current = (((lock or {}).get("images") or {}).get(full)) or {}
     laid = dict(overrides or {})
     laid["image"] = dict(laid.get("image") or {}, digest=digest)
-    return {
+    found = {
         "image": full, "name": "%s:%s" % (name, tag), "repository": repository, "tag": tag, "digest": digest,
         "image_id": pulled.get("Id"),
         "platform": "%s/%s" % (pulled.get("Os", "linux"), pulled.get("Architecture", "unknown")),
@@ -121,6 +126,32 @@ def target(deployment, pull=None, remote=None, lock=None, known_bad=None, prefix
         "archive": archive_path(archive_dir, repository, tag, digest),
         "overrides": laid,
     }
+    found["state"], found["message"] = state(found, check_mode, host, lock_file, pulled.get("RepoDigests"), remote)
+    return found
+
+
+def state(target_, check_mode=False, host="the canary", lock_file="the lock", repo_digests=None, remote=None):
+    """What the canary does with the target's digest, in this order, and what it says: ``no_digest``
+    (the registry gave none: refused), ``pinned`` (the lock holds it: nothing new, the canary
+    ends), ``known_bad`` (refused before anything is deployed), ``check`` (check mode: say what a
+    real run would do, the canary ends), else ``prove``."""
+    image, digest, current = target_["image"], target_["digest"], target_["current"] or {}
+    if not _DIGEST.match(digest or ""):
+        return "no_digest", ("%s on %s has no repository digest (%s): it was not pulled from a registry."
+                             % (target_["name"], host, list(repo_digests or [])))
+    if target_["pinned"]:
+        return "pinned", "%s is still %s, pinned %s: nothing new." % (image, digest, current.get("pinned_at") or "earlier")
+    if target_["known_bad"]:
+        return "known_bad", ("%s now resolves to %s, which is on the known-bad list: %s. Nothing was deployed; "
+                             "wait for a newer build of the tag." % (image, digest, "; ".join(target_["known_bad"])))
+    if check_mode:
+        remote = remote or {}
+        return "check", ("%s now points to %s (%s, read from %s); the lock has %s%s. Without --check: deploy it on "
+                         "canary %s, prove it, and record it in %s."
+                         % (image, digest, remote.get("media_type"), remote.get("url"),
+                            current.get("digest") or "no digest for it",
+                            (", pinned %s" % current["pinned_at"]) if current.get("pinned_at") else "", host, lock_file))
+    return "prove", "%s@%s: deploy it on canary %s and prove it." % (image, digest, host)
 
 
 def failure(server_failure=None, soak=None, bench=None, bench_dir=None):
@@ -167,6 +198,50 @@ def verdict(target_, failure_, host, known_bad_file, message="unknown failure"):
     recorded = (" Recorded in %s as %s." % (known_bad_file, failure_["kind"])) if marks_known_bad(failure_) else ""
     return "%s@%s failed on canary %s: %s%s The lock is unchanged." % (
         target_["image"], target_["digest"], host, message, recorded)
+
+
+def failed(target_, host, now, known_bad_file, message="unknown failure", server_failure=None, soak=None,
+           bench=None, bench_dir=None, proven=False):
+    """A failed canary (the rescue of the proof): ``{state: failed, failure, known_bad_entry,
+    message, rollback}``. The failure is the soak's, else the benchmark's refusal, else the server
+    role's; only a failure of the running image gives a known-bad entry; ``rollback`` when the
+    candidate had passed its proof (``proven``: it is the canary's last known-good, return the
+    canary to the deployment before it). The state is always ``failed``: the canary fails with the
+    message and the lock is never written (outcome())."""
+    found = failure(server_failure, soak, bench, bench_dir)
+    message = message or "unknown failure"
+    return {"state": "failed", "failure": found, "known_bad_entry": known_bad_entry(found, target_, host, now, message),
+            "message": verdict(target_, found, host, known_bad_file, message), "rollback": bool(proven)}
+
+
+def outcome(target_, proven=False, failed_=None, bench=None):
+    """Whether the candidate is written to the lock (and mirrored, archived): ``{state, message}``.
+
+    ``lock`` only when the candidate passed its proof (``proven``: the server role deployed and
+    proved it), no failure was recorded (``failed_``: failed()'s result, set by the proof's rescue)
+    and the benchmark, when one ran (``bench``: the gate's verdict), accepted it. Otherwise
+    ``failed``, ``refused`` (the benchmark refused it) or ``unproven``: nothing is written.
+    """
+    name = "%s@%s" % (target_.get("image"), target_.get("digest"))
+    if failed_:
+        return {"state": "failed", "message": "%s failed on the canary: the lock is not written" % name}
+    if bench is not None and not bench.get("accepted"):
+        return {"state": "refused", "message": "%s: %s; the lock is not written" % (name, bench.get("message"))}
+    if not proven:
+        return {"state": "unproven", "message": "%s was not proven on the canary: the lock is not written" % name}
+    return {"state": "lock", "message": "%s proven: recorded in the lock" % name}
+
+
+def lock_update(target_, deployment, host, now, summary=None, version=None, spec_evidence=None, soak=None,
+                soak_minutes=0, bench=None, bench_run=None, mirror=None, pushed=None):
+    """lock_entry() from what the role has in hand: ``bench`` the gate's verdict (its figures become
+    the entry's evidence.bench), ``bench_run`` ``{workload, runs, duration}``, ``mirror`` the
+    fleet's registry and ``pushed`` the push's registered result."""
+    run = bench_run or {}
+    evidence = bench_evidence(bench, run.get("workload", "chat"), run.get("runs", 3), run.get("duration", 60), now) \
+        if bench else None
+    return lock_entry(target_, deployment, host, now, summary, version, spec_evidence, soak, soak_minutes, evidence,
+                      mirror_reference(mirror, target_["repository"], target_["digest"], pushed))
 
 
 def mirror_reference(mirror, repository, digest, pushed=None):
@@ -221,15 +296,17 @@ def lock_entry(target_, deployment, host, now, summary=None, version=None, spec_
     return {key: value for key, value in entry.items() if value is not None}
 
 
-def model_target(deployment, revision, model=None, lock=None, overrides=None):
+def model_target(deployment, revision, model=None, lock=None, overrides=None, check_mode=False, host="the canary",
+                 lock_file="the lock"):
     """What this canary does with ``pin_model_revision``: the candidate commit of its model.
 
     ``model``: ``pin_model`` (only the canaries deploying it take part; others are ``skip``), else
     the canary's own model. Returns ``{model, revision, current, pinned, skip, overrides}``:
     ``current`` the lock's ``models`` entry ({} without one), ``pinned`` when the lock holds this
     commit already, ``overrides`` the host's ``server_profile_overrides`` with the revision laid
-    over (what the canary stages, verifies and deploys). A revision that is not a full commit is
-    refused before anything changes: a branch moves, so a lock of it would pin nothing.
+    over (what the canary stages, verifies and deploys), ``state`` (``skip``, ``pinned``, ``check``
+    or ``prove``) and ``message``. A revision that is not a full commit is refused before anything
+    changes: a branch moves, so a lock of it would pin nothing.
     """
     problem = revision_problem(revision)
     if problem is not None:
@@ -241,9 +318,28 @@ def model_target(deployment, revision, model=None, lock=None, overrides=None):
                        "canaries entry point (playbooks/pin.yml) first")
     current = dict((((lock or {}).get("models") or {}).get(own)) or {})
     laid = dict(overrides or {}, revision=revision)
-    return {"model": own, "revision": revision, "current": current,
-            "pinned": current.get("revision") == revision, "skip": bool(model) and model != own,
-            "overrides": laid}
+    found = {"model": own, "revision": revision, "current": current,
+             "pinned": current.get("revision") == revision, "skip": bool(model) and model != own,
+             "overrides": laid}
+    if found["skip"]:
+        found["state"], why = "skip", "the canary deploys it, not %s" % model
+    elif found["pinned"]:
+        found["state"], why = "pinned", "the lock holds %s already: nothing new" % revision
+    elif check_mode:
+        found["state"], why = "check", ("the lock has %s. Without --check: stage %s on canary %s, verify it, deploy "
+                                        "and prove it, and record it in %s"
+                                        % (current.get("revision") or "no revision", revision, host, lock_file))
+    else:
+        found["state"], why = "prove", "stage %s on canary %s, verify it, deploy and prove it" % (revision, host)
+    found["message"] = "%s: %s" % (own, why)
+    return found
+
+
+def model_failed(target_, host, message=None, server_failure=None):
+    """A failed model canary's message: the server role's failure, else the failed task's."""
+    said = (server_failure or {}).get("message") or message or "unknown failure"
+    return {"state": "failed", "message": "%s@%s failed on canary %s: %s The lock is unchanged."
+            % (target_["model"], target_["revision"], host, said)}
 
 
 def model_lock_entry(target_, deployment, host, now, cache_info=None, summary=None):

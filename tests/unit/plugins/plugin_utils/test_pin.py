@@ -5,12 +5,6 @@ and a new revision of the model (pin_model_revision) and its lock entry."""
 from __future__ import annotations
 
 import pytest
-from ansible.errors import AnsibleFilterError
-
-from ansible_collections.inferops.serving.plugins.filter.pin_failure import _pin_failure
-from ansible_collections.inferops.serving.plugins.filter.pin_lock_entry import _pin_lock_entry
-from ansible_collections.inferops.serving.plugins.filter.pin_model_lock_entry import _pin_model_lock_entry
-from ansible_collections.inferops.serving.plugins.filter.pin_model_target import _pin_model_target
 from ansible_collections.inferops.serving.plugins.plugin_utils import _pin
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 
@@ -107,7 +101,7 @@ CRASH = {"kind": "cuda_illegal_memory_access", "failed_task": "Wait for the engi
 
 
 def test_a_crash_in_the_server_role_is_recorded_with_its_log_line():
-    out = _pin_failure(TARGET, "spark-1", "2026-12-01T10:00:00Z", "/inv/known_bad.yml", "boom", server_failure=CRASH)
+    out = _pin.failed(TARGET, "spark-1", "2026-12-01T10:00:00Z", "/inv/known_bad.yml", "boom", server_failure=CRASH)
     assert out["known_bad_entry"] == {
         "repository": "vllm/vllm-openai", "digest": NEW, "tag": "cu130-nightly", "platform": "linux/arm64",
         "signature": "cuda_illegal_memory_access", "symptom": "Wait for the engine: CUDA error: illegal",
@@ -118,21 +112,21 @@ def test_a_crash_in_the_server_role_is_recorded_with_its_log_line():
 
 def test_a_failed_pull_says_nothing_about_the_image():
     pull = dict(CRASH, kind="registry_unreachable", failed_task="Pull the image by digest")
-    out = _pin_failure(TARGET, "spark-1", "now", "kb.yml", "no registry", server_failure=pull)
+    out = _pin.failed(TARGET, "spark-1", "now", "kb.yml", "no registry", server_failure=pull)
     assert out["known_bad_entry"] is None and "Recorded" not in out["message"]
-    assert _pin_failure(TARGET, "spark-1", "now", "kb.yml", "refused")["known_bad_entry"] is None
+    assert _pin.failed(TARGET, "spark-1", "now", "kb.yml", "refused")["known_bad_entry"] is None
 
 
 def test_the_soak_failure_wins_over_the_server_roles():
     soak = {"failed": True, "kind": "crash_under_soak", "msg": "the engine died under sustained load"}
-    entry = _pin_failure(TARGET, "spark-1", "now", "kb.yml", "x", server_failure=CRASH, soak=soak)["known_bad_entry"]
+    entry = _pin.failed(TARGET, "spark-1", "now", "kb.yml", "x", server_failure=CRASH, soak=soak)["known_bad_entry"]
     assert entry["signature"] == "crash_under_soak" and entry["symptom"] == "Soak: the engine died under sustained load"
     assert entry["evidence_log"] == "spark-1:none"
 
 
 def test_a_slower_digest_points_at_the_controllers_results():
     bench = {"accepted": False, "signature": "slower_than_baseline", "message": "30 % slower"}
-    entry = _pin_failure(TARGET, "spark-1", "now", "kb.yml", bench=bench, bench_dir="/r/pin-1/spark-1")["known_bad_entry"]
+    entry = _pin.failed(TARGET, "spark-1", "now", "kb.yml", bench=bench, bench_dir="/r/pin-1/spark-1")["known_bad_entry"]
     assert entry["signature"] == "slower_than_baseline" and entry["evidence_log"] == "controller:/r/pin-1/spark-1/results.json"
     accepted = {"accepted": True, "signature": None, "message": "ok"}
     assert _pin.failure(CRASH, None, accepted) == CRASH
@@ -151,7 +145,7 @@ SUMMARY = {"engine_version": "0.19.3rc1.dev8", "backends_observed": {"moe": "mar
 
 
 def test_the_lock_entry_keeps_the_previous_digest_platforms_and_baseline():
-    entry = _pin_lock_entry(TARGET, PLAN, "spark-1", "2026-12-01T10:00:00Z", summary=SUMMARY,
+    entry = _pin.lock_update(TARGET, PLAN, "spark-1", "2026-12-01T10:00:00Z", summary=SUMMARY,
                             spec_evidence={"drafts": 5}, soak={"skipped": True})
     assert entry["digest"] == NEW and entry["previous_digest"] == OLD and entry["engine_version"] == "0.19.3rc1.dev8"
     assert entry["platforms"] == {"linux/arm64": {"digest": NEW, "image_id": "sha256:" + "1d" * 32,
@@ -162,12 +156,12 @@ def test_the_lock_entry_keeps_the_previous_digest_platforms_and_baseline():
 
 
 def test_the_engine_version_falls_back_to_the_engines_answer():
-    assert _pin_lock_entry(TARGET, PLAN, "h", "now", version="0.20.0")["engine_version"] == "0.20.0"
+    assert _pin.lock_update(TARGET, PLAN, "h", "now", version="0.20.0")["engine_version"] == "0.20.0"
 
 
 def test_a_benchmark_replaces_the_figures_and_nulls_what_it_did_not_measure():
     gate = {"accepted": True, "message": "accepted", "figures": {"output_tok_s": 52.0, "concurrency": 4}}
-    entry = _pin_lock_entry(TARGET, PLAN, "h", "now", bench=gate, bench_run={"workload": "chat", "runs": "2",
+    entry = _pin.lock_update(TARGET, PLAN, "h", "now", bench=gate, bench_run={"workload": "chat", "runs": "2",
                                                                              "duration": "40"})
     assert entry["evidence"]["bench"] == {"output_tok_s": 52.0, "concurrency": 4, "acceptance_per_pos": None,
                                           "accept_length": None, "kv_cache_usage": None, "workload": "chat",
@@ -177,7 +171,7 @@ def test_a_benchmark_replaces_the_figures_and_nulls_what_it_did_not_measure():
 def test_the_soak_mirror_and_archive_are_recorded():
     target = _pin.target(PLAN, pull=pulled(NEW), archive_dir="/var/lib/inferops-images")
     pushed = {"image": {"RepoDigests": ["127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD]}}
-    entry = _pin_lock_entry(target, PLAN, "spark-1", "now", soak={"stats": {"ok": 30}}, soak_minutes="0.5",
+    entry = _pin.lock_update(target, PLAN, "spark-1", "now", soak={"stats": {"ok": 30}}, soak_minutes="0.5",
                             mirror="127.0.0.1:5000/mirror/", pushed=pushed)
     assert entry["evidence"]["soak"] == {"minutes": 0.5, "stats": {"ok": 30}}
     assert entry["mirror"] == "127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD
@@ -205,12 +199,12 @@ STAGED = {"manifest": {"revision": REV_NEW, "files": {"config.json": {"size": 11
 
 
 def test_a_new_revision_is_laid_over_the_hosts_overrides_for_the_canary():
-    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK, overrides={"args": {"host": "127.0.0.1"}})
+    decided = _pin.model_target(PLAN, REV_NEW, lock=MODEL_LOCK, overrides={"args": {"host": "127.0.0.1"}})
     assert decided["model"] == MODEL and decided["current"]["revision"] == REV_OLD
     assert not decided["pinned"] and not decided["skip"]
     assert decided["overrides"] == {"args": {"host": "127.0.0.1"}, "revision": REV_NEW}
-    assert _pin_model_target(PLAN, REV_OLD, lock=MODEL_LOCK)["pinned"]
-    assert _pin_model_target(PLAN, REV_NEW, model="nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")["skip"]
+    assert _pin.model_target(PLAN, REV_OLD, lock=MODEL_LOCK)["pinned"]
+    assert _pin.model_target(PLAN, REV_NEW, model="nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8")["skip"]
 
 
 @pytest.mark.parametrize("revision, fragment", [
@@ -219,14 +213,14 @@ def test_a_new_revision_is_laid_over_the_hosts_overrides_for_the_canary():
     ("", "is empty"),
 ])
 def test_a_revision_that_is_not_a_commit_is_refused_before_anything_changes(revision, fragment):
-    with pytest.raises(AnsibleFilterError, match="pin_model_revision") as raised:
-        _pin_model_target(PLAN, revision, lock=MODEL_LOCK)
+    with pytest.raises(_pin.PinError, match="pin_model_revision") as raised:
+        _pin.model_target(PLAN, revision, lock=MODEL_LOCK)
     assert fragment in str(raised.value) and "40-hex commit" in str(raised.value)
 
 
 def test_the_models_lock_entry_holds_exactly_the_verified_manifest():
-    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
-    entry = _pin_model_lock_entry(decided, PLAN, "spark-1", "2026-12-01T10:00:00Z", cache_info=STAGED,
+    decided = _pin.model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
+    entry = _pin.model_lock_entry(decided, PLAN, "spark-1", "2026-12-01T10:00:00Z", cache_info=STAGED,
                                   summary={"ready_seconds": 12.5, "smoke_answer": "4"})
     assert entry["revision"] == REV_NEW and entry["previous_revision"] == REV_OLD
     assert entry["manifest_sha256"] == "d" * 64
@@ -237,8 +231,70 @@ def test_the_models_lock_entry_holds_exactly_the_verified_manifest():
 
 
 def test_the_lock_is_not_written_for_a_staging_of_another_commit():
-    decided = _pin_model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
-    with pytest.raises(AnsibleFilterError, match="the canary staged %s, not the candidate %s" % (REV_OLD, REV_NEW)):
-        _pin_model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={"manifest": MODEL_LOCK["models"][MODEL]["manifest"]})
-    with pytest.raises(AnsibleFilterError, match="staged nothing, not the candidate"):
-        _pin_model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={})
+    decided = _pin.model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
+    with pytest.raises(_pin.PinError, match="the canary staged %s, not the candidate %s" % (REV_OLD, REV_NEW)):
+        _pin.model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={"manifest": MODEL_LOCK["models"][MODEL]["manifest"]})
+    with pytest.raises(_pin.PinError, match="staged nothing, not the candidate"):
+        _pin.model_lock_entry(decided, PLAN, "spark-1", "now", cache_info={})
+
+
+# ---- the named states the role acts on ----
+
+def test_the_targets_state_in_the_order_the_role_acts_on_it():
+    none = _pin.target(PLAN, pull={"image": {"RepoDigests": []}}, host="spark-1")
+    assert none["state"] == "no_digest"
+    assert none["message"] == ("%s on spark-1 has no repository digest ([]): it was not pulled from a registry."
+                               % none["name"])
+    pinned = _pin.target(PLAN, pull=pulled(OLD), lock=LOCK)
+    assert pinned["state"] == "pinned"
+    assert pinned["message"] == "%s is still %s, pinned 2026-11-01T10:00:00Z: nothing new." % (NIGHTLY, OLD)
+    bad = _pin.target(PLAN, pull=pulled(BAD), lock=LOCK, check_mode=False)
+    assert bad["state"] == "known_bad"
+    assert bad["message"].startswith("%s now resolves to %s, which is on the known-bad list: " % (NIGHTLY, BAD))
+    assert bad["message"].endswith("Nothing was deployed; wait for a newer build of the tag.")
+    # A known-bad digest is refused in check mode too, before the report.
+    assert _pin.target(PLAN, remote={"digest": BAD}, check_mode=True)["state"] == "known_bad"
+    check = _pin.target(PLAN, remote={"digest": NEW, "media_type": "m", "url": "http://r/v2/x"}, lock=LOCK,
+                        check_mode=True, host="spark-1", lock_file="/inv/lock.yml")
+    assert check["state"] == "check"
+    assert check["message"] == ("%s now points to %s (m, read from http://r/v2/x); the lock has %s, pinned "
+                                "2026-11-01T10:00:00Z. Without --check: deploy it on canary spark-1, prove it, and "
+                                "record it in /inv/lock.yml." % (NIGHTLY, NEW, OLD))
+    first = _pin.target(PLAN, remote={"digest": NEW, "media_type": "m", "url": "u"}, check_mode=True)
+    assert "the lock has no digest for it. Without --check" in first["message"]
+    assert TARGET["state"] == "prove"
+
+
+def test_a_failed_canary_fails_and_returns_only_a_proven_candidate():
+    out = _pin.failed(TARGET, "spark-1", "now", "kb.yml", "boom", server_failure=CRASH)
+    assert out["state"] == "failed" and out["rollback"] is False
+    assert _pin.failed(TARGET, "spark-1", "now", "kb.yml", "slow", proven=True)["rollback"] is True
+
+
+def test_the_lock_is_written_only_for_a_proven_candidate_nothing_refused():
+    assert _pin.outcome(TARGET, proven=True)["state"] == "lock"
+    assert _pin.outcome(TARGET, proven=True, bench={"accepted": True, "message": "accepted: x"})["state"] == "lock"
+    failed = _pin.outcome(TARGET, proven=True, failed_=_pin.failed(TARGET, "h", "now", "kb.yml", "boom"))
+    assert failed == {"state": "failed",
+                      "message": "%s@%s failed on the canary: the lock is not written" % (NIGHTLY, NEW)}
+    refused = _pin.outcome(TARGET, proven=True, bench={"accepted": False, "message": "refused (throughput): x"})
+    assert refused["state"] == "refused" and "refused (throughput): x; the lock is not written" in refused["message"]
+    assert _pin.outcome(TARGET)["state"] == "unproven"
+    assert _pin.outcome(TARGET, proven=False, bench={"accepted": True, "message": "m"})["state"] == "unproven"
+
+
+def test_the_model_targets_state_and_message():
+    skip = _pin.model_target(PLAN, REV_NEW, model="other/model", lock=MODEL_LOCK)
+    assert skip["state"] == "skip" and skip["message"] == "%s: the canary deploys it, not other/model" % MODEL
+    pinned = _pin.model_target(PLAN, REV_OLD, lock=MODEL_LOCK)
+    assert pinned["state"] == "pinned" and pinned["message"] == "%s: the lock holds %s already: nothing new" % (
+        MODEL, REV_OLD)
+    check = _pin.model_target(PLAN, REV_NEW, check_mode=True, host="spark-1", lock_file="/inv/lock.yml")
+    assert check["state"] == "check" and check["message"] == (
+        "%s: the lock has no revision. Without --check: stage %s on canary spark-1, verify it, deploy and prove it, "
+        "and record it in /inv/lock.yml" % (MODEL, REV_NEW))
+    assert _pin.model_target(PLAN, REV_NEW, lock=MODEL_LOCK)["state"] == "prove"
+    decided = _pin.model_target(PLAN, REV_NEW, lock=MODEL_LOCK)
+    assert _pin.model_failed(decided, "spark-1", "task failed", {"message": "the engine died"})["message"] == (
+        "%s@%s failed on canary spark-1: the engine died The lock is unchanged." % (MODEL, REV_NEW))
+    assert "spark-1: task failed The lock" in _pin.model_failed(decided, "spark-1", "task failed")["message"]

@@ -1,18 +1,16 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The benchmark playbooks' filters (plugins/filter/bench_*.py over plugins/plugin_utils/_bench_plays.py)
+"""The benchmark playbooks' decisions (the bench_plan lookup over plugins/plugin_utils/_bench_plays.py)
 on the field reports' own figures: seed 000's max-num-seqs sweep and acceptance, seed 001's k=1 vs k=2,
 seed 002's burst runs. Deployments are the real plans of the shipped profiles (_deployment.plan)."""
 from __future__ import annotations
 
 import pytest
-from ansible.errors import AnsibleFilterError
+import yaml
+from ansible import constants as C
+from ansible.errors import AnsibleLookupError
 
-from ansible_collections.inferops.serving.plugins.filter.bench_candidates import _bench_candidates
-from ansible_collections.inferops.serving.plugins.filter.bench_gate import _bench_gate
-from ansible_collections.inferops.serving.plugins.filter.bench_level import _bench_level
-from ansible_collections.inferops.serving.plugins.filter.bench_summary import _bench_summary
-from ansible_collections.inferops.serving.plugins.filter.bench_table import _bench_table
-from ansible_collections.inferops.serving.plugins.filter.bench_tune import _bench_tune
+from ansible_collections.inferops.serving.plugins.lookup import bench_plan as lookup_plugin
+from ansible_collections.inferops.serving.plugins.plugin_utils import _bench_plays
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint import lint_profile
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import load_profile
@@ -42,6 +40,42 @@ def seed002_results():
                     for dummy, tok_s, ttft, i50, i99, rps in SEED002_RUNS], engine="sglang", workload="burst")
 
 
+# The lookup's options as ansible-core's plugin loader registers them from its DOCUMENTATION.
+C.config.initialize_plugin_configuration_definitions(
+    "lookup", "bench_plan", yaml.safe_load(lookup_plugin.DOCUMENTATION)["options"])
+
+
+def bench_plan(step, **options):
+    """What lookup('inferops.serving.bench_plan', step, **options) answers."""
+    lookup = lookup_plugin.LookupModule()
+    lookup._load_name = "bench_plan"
+    return lookup.run([step], {}, **options)[0]
+
+
+def _bench_summary(results_):
+    return bench_plan("report", results=results_)["summary"]
+
+
+def _bench_table(results_, deployment):
+    return bench_plan("report", results=results_, deployment=deployment)["table"]
+
+
+def _bench_level(summary, concurrency, results_=None):
+    return bench_plan("level", summary=summary, concurrency=concurrency, results=results_)
+
+
+def _bench_candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
+    return bench_plan("tune", deployment=deployment, host="h", objective={"ttft_p99_s": 8}, max_num_seqs=max_num_seqs,
+                      k=k, overrides=base_overrides or {})["candidates"]
+
+
+def _bench_tune(entries, objective, deployment, host=None):
+    return bench_plan("decision", entries=entries, objective=objective, deployment=deployment, host=host or "")["decision"]
+
+
+_bench_gate = _bench_plays.gate
+
+
 @pytest.fixture(scope="module")
 def spark():
     return plan("gb10-nvfp4-mtp-throughput")
@@ -64,15 +98,15 @@ def test_summary_keeps_the_plan_and_reports_r2_r3_as_seed002():
 
 
 def test_summary_names_what_is_wrong():
-    with pytest.raises(AnsibleFilterError, match="no 'runs' key"):
+    with pytest.raises(AnsibleLookupError, match="no 'runs' key"):
         _bench_summary({"plan": {}})
-    with pytest.raises(AnsibleFilterError, match="run 1, concurrency 1, ttft_p50_s: got None"):
+    with pytest.raises(AnsibleLookupError, match="run 1, concurrency 1, ttft_p50_s: got None"):
         _bench_summary({"runs": [{"run": 1, "levels": [{"concurrency": 1, "output_tok_s": 1.0}]}]})
 
 
 def test_table_puts_the_profiles_measured_figures_beside_the_sweep(spark):
     runs = [[level(1, 23.0), level(32, tok_s, 9.0)] for tok_s in (140.0, 128.0, 134.0)]
-    text = _bench_table(_bench_summary(results(runs)), spark)
+    text = _bench_table(results(runs), spark)
     assert text.startswith("Profile gb10-nvfp4-mtp-throughput (max-num-seqs 32); measured: GB10 field report (DGX Spark)")
     rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
     # Single stream 23.6 measured (single_stream_tok_s) vs 23.0 here; saturated 131.3 at 32 vs 131 +- 4.2.
@@ -84,13 +118,13 @@ def test_table_puts_the_profiles_measured_figures_beside_the_sweep(spark):
 def test_table_puts_seed002s_burst_figure_beside_a_burst_only():
     # profiles/g7e-fp8-sglang.yml measured burst_output_tok_s 3215 (seed 002, 500 prompts at once).
     g7e_baseline = plan("g7e-fp8-sglang")
-    text = _bench_table(_bench_summary(seed002_results()), g7e_baseline)
+    text = _bench_table(seed002_results(), g7e_baseline)
     assert text.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: g7e field report")
     [row] = [line for line in text.splitlines() if line.startswith("| 500 |")]
     assert row.endswith("| 3215.0 | +0.0 % | - |"), row
     # The same 500 streams in a chat sweep are not the burst the figure was measured with: nothing beside.
     chat = results([[level(500, 900.0)]] * 3, engine="sglang")
-    text = _bench_table(_bench_summary(chat), g7e_baseline)
+    text = _bench_table(chat, g7e_baseline)
     assert "measured tok/s" not in text and "3215" not in text
 
 
@@ -101,7 +135,7 @@ def test_level_gives_plain_means_and_sglang_accept_length(g7e):
     figures = _bench_level(_bench_summary(data), 500, data)
     assert figures["output_tok_s"] == pytest.approx(3215) and figures["runs"] == [2, 3]
     assert figures["accept_length"] == pytest.approx(3.0)  # R2-R3 only, as the other figures
-    with pytest.raises(AnsibleFilterError, match=r"no level at concurrency 32 \(levels: 500\)"):
+    with pytest.raises(AnsibleLookupError, match=r"no level at concurrency 32 \(levels: 500\)"):
         _bench_level(_bench_summary(data), 32)
 
 
@@ -128,9 +162,9 @@ def test_candidates_without_speculative_decoding_do_not_sweep_k(spark):
     plain_plan = dict(spark, profile=dict(spark["profile"], args={
         k: v for k, v in spark["profile"]["args"].items() if k != "speculative_config"}))
     assert [c["config"] for c in _bench_candidates(plain_plan, [4, 8])] == [{"max_num_seqs": 4}, {"max_num_seqs": 8}]
-    with pytest.raises(AnsibleFilterError, match="runs no speculative decoding.*leave benchmark_tune_k unset"):
+    with pytest.raises(AnsibleLookupError, match="runs no speculative decoding.*leave benchmark_tune_k unset"):
         _bench_candidates(plain_plan, [4], [2])
-    with pytest.raises(AnsibleFilterError, match="benchmark_tune_max_num_seqs: got 'four'"):
+    with pytest.raises(AnsibleLookupError, match="benchmark_tune_max_num_seqs: got 'four'"):
         _bench_candidates(spark, "four")
 
 
@@ -172,7 +206,7 @@ def test_tune_says_when_nothing_meets_the_objective(spark):
     tuned = _bench_tune(seed000_entries(), {"ttft_p99_s": 1}, spark)
     assert not tuned["met"] and tuned["overlay"] is None
     assert "no configuration meets ttft_p99_s <= 1" in tuned["message"]
-    with pytest.raises(AnsibleFilterError, match="no latency objective: give at least one bound"):
+    with pytest.raises(AnsibleLookupError, match="no latency objective: give at least one bound"):
         _bench_tune(seed000_entries(), {"ttft_p99_s": ""}, spark)
 
 
@@ -198,7 +232,7 @@ def test_gate_without_a_comparable_baseline_records_and_accepts():
     assert "the lock has no baseline figures" in first["message"] and "recorded 130.0 output tok/s" in first["message"]
     other = _bench_gate(level(32, 130.0), {"concurrency": 16, "output_tok_s": 99.6})
     assert other["accepted"] and "pin_bench_concurrency=16" in other["message"]
-    with pytest.raises(AnsibleFilterError, match="pin_perf_threshold: got 'ten'"):
+    with pytest.raises(_bench_plays.BenchError, match="pin_perf_threshold: got 'ten'"):
         _bench_gate(level(32, 1.0), None, "ten")
 
 
@@ -232,3 +266,38 @@ def test_tune_on_sglang_derives_k_advice_from_its_accept_lengths(g7e):
     alone = _bench_tune(entries[2:], {"ttft_p99_s": 4}, g7e)
     assert alone["k_advice"]["acceptance"] is None
     assert alone["k_advice"]["reason"] == "k=3: the only k measured meeting the objective at max-num-seqs 48"
+
+
+def test_the_gate_names_its_state_and_reads_the_sweeps_level():
+    # The pin role's benchmark at concurrency 32: a nightly 30 % slower than the lock's figures.
+    baseline = {"concurrency": 32, "output_tok_s": 131.3}
+    slow = results([[level(32, 91.9)]] * 3)
+    summary = _bench_summary(slow)
+    refused = bench_plan("gate", summary=summary, results=slow, concurrency="32", baseline=baseline, threshold="0.10")
+    assert refused["state"] == "refused" and not refused["accepted"] and refused["signature"] == "slower_than_baseline"
+    assert refused["message"].startswith("refused (throughput): output 91.9 tok/s at concurrency 32")
+    accepted = bench_plan("gate", summary=_bench_summary(results([[level(32, 128.0)]] * 3)), concurrency=32,
+                          baseline=baseline)
+    assert accepted["state"] == "accepted" and accepted["accepted"]
+    assert bench_plan("gate", summary=summary, concurrency=32, baseline=None)["state"] == "accepted"
+    with pytest.raises(AnsibleLookupError, match="bench_plan gate: the sweep measured no level at concurrency 8"):
+        bench_plan("gate", summary=summary, concurrency=8, baseline=baseline)
+
+
+def test_the_tune_plan_is_decided_before_anything_is_deployed(spark):
+    found = bench_plan("tune", deployment=spark, host="lab-spark", objective={"itl_p99_ms": 150},
+                       bounds={"ttft_p99_s": "8", "ttft_p50_s": None}, max_num_seqs="8", k=[2],
+                       options={"root": "/r", "stamp": "20261201T100000Z", "prefix": "tune-"})
+    assert found["objective"] == {"itl_p99_ms": 150.0, "ttft_p99_s": 8.0}
+    assert [c["label"] for c in found["candidates"]] == ["max-num-seqs 8, k=2"]
+    assert found["dir"] == {"out": "/r/tune-20261201T100000Z/lab-spark"}
+    given = bench_plan("tune", deployment=spark, host="lab-spark", bounds={"ttft_p99_s": 8},
+                       options={"results_dir": "/tmp/{host}/x"})
+    assert given["dir"]["out"] == "/tmp/lab-spark/x"
+    with pytest.raises(AnsibleLookupError, match="No latency objective: give at least one bound"):
+        bench_plan("tune", deployment=spark, host="lab-spark", bounds={"ttft_p99_s": None})
+
+
+def test_a_step_it_does_not_know_is_refused():
+    with pytest.raises(AnsibleLookupError, match="bench_plan: name one of sweep, report, level, gate, tune, decision"):
+        bench_plan("summary")
