@@ -478,8 +478,8 @@ def host_view(deployment, watchdog=None):
             "docker_host": systemd_escape(options.get("docker_host") or DOCKER_HOST, "server_docker_host")}
         deployment["files"] = server_files(deployment)
         deployment["watchdog"] = _watchdog_plan(deployment, watchdog)
-    except (SystemdValueError, WatchdogConfigError, KeyError) as exc:
-        raise ProfileError(str(exc).strip("'\"")) from None
+    except (SystemdValueError, WatchdogConfigError) as exc:
+        raise ProfileError(str(exc)) from None
     deployment["undeploy"] = undeploy_parts(deployment)
     # The state entry of this deployment once proven, without its evidence (the role's state.yml
     # adds the proof's: the digest pulled, the engine version seen, the times, the backends).
