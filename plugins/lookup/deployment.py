@@ -19,7 +19,12 @@ description:
   - An explicit expectation that contradicts the flag it follows from (for example
     C(expect.max_num_seqs=32) with an override C(args.max-num-seqs=16)) fails, naming both values
     and where each came from.
+  - The plan also says what the host gets - C(files) (the server role's directories, launch
+    script and the secret files it removes), C(serving_unit), C(watchdog) (its files, and with
+    O(watchdog) its configuration and unit), C(undeploy) and C(record) - and never a secret.
   - With O(record), rebuilds the deployment a host recorded as validated (rollback).
+  - With O(secrets) and O(plan), returns instead the files that hold a plan's secrets, for a task
+    under C(no_log) to write; nothing else, and they never enter a plan.
 options:
   _terms:
     description: One profile name. Not used with O(record).
@@ -56,13 +61,27 @@ options:
         any input differs (a pin canary's digest, a tune candidate's overrides).
       - Not used with O(record).
     type: dict
-  key_only:
+  watchdog:
     description:
-      - Return only the digest of the inputs (the C(plan_key) a plan of them carries), without
-        planning. The server role's C(resolve) skips its planning task when the plan this run
-        already has carries this key (preflight planned the host). Not used with O(record).
-    type: bool
-    default: false
+      - The host-side watchdog's settings (the watchdog role's C(watchdog_*) variables without
+        their prefix, and the server role's C(docker_host), C(meminfo_path),
+        C(drop_caches_before_start), C(drop_caches_file), C(memory_wait_timeout) and the smoke
+        prompt as C(probe_prompt)). The plan's C(watchdog.config) and C(watchdog.unit) are built
+        and checked from them; a bad one fails, naming the variable. V(null) (the watchdog
+        disabled) leaves them out.
+    type: dict
+  plan:
+    description:
+      - A plan (C(server_deployment)) whose secret files to return, with O(secrets).
+    type: dict
+  secrets:
+    description:
+      - The secret values (C(server_secrets), with C(server_hf_token) as C(HF_TOKEN)). With
+        O(plan), returns the entries C(path), C(content), C(mode) (V(0600)) of the files that
+        hold them - each secret the container reads from a file, then the Docker env file - for a
+        task under C(no_log). A value a Docker env file cannot carry fails, naming the entry and
+        never its value.
+    type: dict
   record:
     description:
       - A recorded deployment (the C(last_known_good) entry of the host's state file) to rebuild
@@ -79,12 +98,19 @@ EXAMPLES = r"""
       {{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput',
                 overrides={'args': {'max-num-seqs': 16}}, options={'name': 'llm', 'port': 8000}) }}
 
-- name: Plan again only when an input changed since the plan this run made
+- name: Plan once a run - the plan of the same inputs is kept
   ansible.builtin.set_fact:
-    deployment: "{{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput', options={'name': 'llm'}) }}"
-  when: >-
-    deployment.plan_key | default(none)
-    != lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput', options={'name': 'llm'}, key_only=true)
+    deployment: >-
+      {{ lookup('inferops.serving.deployment', 'gb10-nvfp4-mtp-throughput', options={'name': 'llm'},
+                previous=deployment | default(none)) }}
+
+- name: Write the secrets the container reads
+  ansible.builtin.copy:
+    dest: "{{ item.path }}"
+    content: "{{ item.content }}"
+    mode: "{{ item.mode }}"
+  loop: "{{ query('inferops.serving.deployment', plan=deployment, secrets={'HF_TOKEN': hf_token}) }}"
+  no_log: true
 
 - name: Show what its log must prove
   ansible.builtin.debug:
@@ -99,9 +125,13 @@ _raw:
       C(repository), C(tag), C(digest), C(engine_version), C(image_id), C(by_id)), C(model),
       C(served_model_name), C(port), C(urls) (C(base), C(chat), C(completions), C(metrics),
       C(health), C(version), C(models)), C(memory) (C(fraction), C(unified)), C(metrics) (metric
-      names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256), and
-      C(plan_key) (the digest of its inputs; not with O(record)).
-    - With O(key_only), that digest alone (a string).
+      names), C(expect), C(expect_sources), C(smoke), C(spec_sha256), C(argv_sha256), C(files)
+      (host_files entries), C(serving_unit) (C(path), C(service), C(docker_host) escaped for the
+      unit), C(watchdog) (C(service), C(config_file), C(state_file), C(textfile), C(unit_file),
+      C(enabled), C(config), C(config_text), C(unit), C(files), C(data_dirs), C(program)),
+      C(state_file), C(undeploy) (C(services), C(containers), C(files), C(shared_files)),
+      C(record), and C(plan_key) (the digest of its inputs; not with O(record)).
+    - With O(secrets), the entries of the secret files instead, one element each (use C(query)).
   type: list
   elements: dict
 """
@@ -109,7 +139,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_key, plan_once
+from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import from_record, plan_once, secret_files
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
@@ -120,16 +150,18 @@ class LookupModule(LookupBase):
         self.set_options(var_options=variables, direct=kwargs)
         options = plain(self.get_option("options") or {})
         record = self.get_option("record")
+        watchdog = plain(self.get_option("watchdog"))
         try:
+            if self.get_option("secrets") is not None:
+                if not self.get_option("plan"):
+                    raise ProfileError("secrets: give the plan (server_deployment) whose secret files to write as plan=")
+                return secret_files(plain(self.get_option("plan")), plain(self.get_option("secrets")))
             if record:
-                return [from_record(plain(record), options)]
+                return [from_record(plain(record), options, watchdog=watchdog)]
             if len(terms) != 1:
                 raise ProfileError("name exactly one profile (server_profile), got %d" % len(terms))
-            if self.get_option("key_only"):
-                return [plan_key(str(terms[0]), options, lock=plain(self.get_option("lock")),
-                                 overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"))]
             return [plan_once(str(terms[0]), options, lock=plain(self.get_option("lock")),
                               overrides=plain(self.get_option("overrides")), dirs=self.get_option("dirs"),
-                              previous=self.get_option("previous"))]
+                              previous=self.get_option("previous"), watchdog=watchdog)]
         except ProfileError as exc:
             raise AnsibleLookupError(scrub(exc)) from None

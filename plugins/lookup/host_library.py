@@ -11,7 +11,7 @@ short_description: The source of a collection library that a host-side program i
 version_added: 0.1.0
 description:
   - Returns the text of one of the collection's standard-library-only Python libraries, for the
-    server role to install beside the program that imports it on the host (the watchdog imports
+    watchdog role to install beside the program that imports it on the host (the watchdog imports
     the unified-memory start-up rule, the same code the C(gpu_info) module runs before a start,
     the Docker Engine API client of the modules, the Prometheus text parser of the controller, an
     HTTP request bounded in time and size, and the atomic file write of the C(host_files) module).
@@ -40,22 +40,17 @@ _raw:
   elements: str
 """
 
-import importlib
-import inspect
-
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-# name -> the module_utils module that is its one home (standard library only, no collection imports).
-LIBRARIES = {name: "ansible_collections.inferops.serving.plugins.module_utils._" + name
-             for name in ("unified_memory", "docker_api", "prometheus", "bounded_http", "host_files")}
-
 
 def library_source(name):
-    """The source text of the host library ``name`` (one of LIBRARIES)."""
-    if name not in LIBRARIES:
-        raise AnsibleLookupError("host_library: unknown library %r; known: %s" % (name, ", ".join(sorted(LIBRARIES))))
-    return inspect.getsource(importlib.import_module(LIBRARIES[name]))
+    """The source text of the host library ``name`` (plugin_utils/_watchdog.py HOST_LIBRARIES)."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import library_source as source
+    try:
+        return source(name)
+    except KeyError as exc:
+        raise AnsibleLookupError(str(exc).strip("'\"")) from None
 
 
 class LookupModule(LookupBase):

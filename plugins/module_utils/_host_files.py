@@ -9,7 +9,7 @@
 ``plan_files(wanted, observed)`` decides, for each wanted entry, what a converge must do, from what
 was observed of the path (``observe`` reads it); the module acts. One module call for all of a
 role's small files costs one round trip where a copy/template/file task per file costs two or three.
-``atomic_write`` is also the watchdog's (roles/server/files/inferops_watchdog.py), which the server
+``atomic_write`` is also the watchdog's (roles/watchdog/files/inferops_watchdog.py), which the watchdog
 role installs this file beside as ``inferops_host_files.py`` (the ``host_library`` lookup): standard
 library only, Python 3.8+.
 """

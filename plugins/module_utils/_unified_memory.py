@@ -8,8 +8,8 @@
 start-up check reads, and what stands in the way if not.
 
 One rule for the pre-start check (the gpu_info module, through plugins/module_utils/_gpu.py) and
-for the host watchdog's restarts (the server role installs this file beside
-roles/server/files/inferops_watchdog.py as inferops_unified_memory.py, through the host_library
+for the host watchdog's restarts (the watchdog role installs this file beside
+roles/watchdog/files/inferops_watchdog.py as inferops_unified_memory.py, through the host_library
 lookup). So: Python 3.8 standard library only, no imports, no I/O.
 
 Why two numbers. On a unified-memory GPU the CUDA driver's free memory (cudaMemGetInfo,

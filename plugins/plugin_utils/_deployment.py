@@ -29,6 +29,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
 from ansible_collections.inferops.serving.plugins.plugin_utils import _weights
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
+    LAUNCH_DEFAULTS,
     ProfileError,
     SPEC_LABEL,
     launch_script,
@@ -40,8 +41,24 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
 )
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import (
     HF_TOKEN_MOUNT,
+    env_file_text,
     hf_token_as_file,
     refuse_secrets,
+    secret_file_text,
+)
+from ansible_collections.inferops.serving.plugins.plugin_utils._undeploy import undeploy_parts
+from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import (
+    SERVING_UNIT_FILE,
+    WATCHDOG_UNIT_FILE,
+    SystemdValueError,
+    systemd_escape,
+    watchdog_unit,
+)
+from ansible_collections.inferops.serving.plugins.plugin_utils._watchdog import (
+    HOST_LIBRARIES,
+    WatchdogConfigError,
+    library_source,
+    watchdog_config,
 )
 
 # The role's launch options that shape the container (launch_spec's options), and the ones that
@@ -55,6 +72,14 @@ PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfil
 # engine's exit after its last request (process teardown, GPU memory release) takes some.
 STOP_MARGIN = 30
 ARGV_LABEL = "inferops.serving.argv-sha256"
+# The role's directories when the options leave them out (the server role's defaults).
+CONFIG_DIR = "/etc/inferops-serving"
+SCRIPT_DIR = "/usr/local/lib/inferops-serving"
+STATE_DIR = "/var/lib/inferops-serving"
+DOCKER_HOST = "unix:///var/run/docker.sock"
+# The watchdog's program (the watchdog role's files/) and the host libraries it imports, installed
+# in the script directory; every deployment on a host shares them (and the two template units).
+WATCHDOG_PROGRAM = "inferops_watchdog.py"
 
 
 def _check_options(options):
@@ -82,7 +107,7 @@ def _check_options(options):
             checked[key] = _validate.mapping(options[key], var, error=ProfileError)
     for key, var in (("model_cache_dir", "server_model_cache_dir"), ("config_dir", "server_config_dir"),
                      ("script_dir", "server_script_dir"), ("state_dir", "server_state_dir"),
-                     ("textfile_dir", "server_watchdog_textfile_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
+                     ("textfile_dir", "watchdog_textfile_dir"), ("engine_cache_dir", "server_engine_cache_dir")):
         if options.get(key):
             if ".." in str(options[key]).split("/"):
                 raise ProfileError("%s: got %s; expected an absolute path without '..'"
@@ -211,8 +236,15 @@ def derive_expect(profile, overrides=None):
     return expect, sources, superseded
 
 
-def plan(profile, options=None, lock=None, overrides=None, dirs=None):
-    """The whole deployment of ``profile`` (a name, or a resolved profile) with the role's options."""
+def plan(profile, options=None, lock=None, overrides=None, dirs=None, watchdog=None):
+    """The whole deployment of ``profile`` (a name, or a resolved profile) with the role's options,
+    and what its host gets (``host_view``: the role's files, the units, the watchdog's
+    configuration when ``watchdog`` gives its settings)."""
+    return host_view(_plan(profile, options, lock=lock, overrides=overrides, dirs=dirs), watchdog)
+
+
+def _plan(profile, options=None, lock=None, overrides=None, dirs=None):
+    """The deployment itself (the container, its script, URLs, expectations), without the host's files."""
     options = _check_options(dict(options or {}))
     if isinstance(profile, str):
         profile = resolve_profile(profile, dirs=dirs, lock=lock, overrides=overrides)
@@ -230,9 +262,9 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         profile["expect"] = {k: v for k, v in profile["expect"].items() if k not in superseded}
     image = profile.get("image") or {}
     spec_options = {k: options[k] for k in SPEC_OPTIONS if options.get(k) is not None}
-    config_dir = options.get("config_dir") or "/etc/inferops-serving"
-    script_dir = options.get("script_dir") or "/usr/local/lib/inferops-serving"
-    state_dir = options.get("state_dir") or "/var/lib/inferops-serving"
+    config_dir = options.get("config_dir") or CONFIG_DIR
+    script_dir = options.get("script_dir") or SCRIPT_DIR
+    state_dir = options.get("state_dir") or STATE_DIR
     name = options.get("name") or profile["name"]
     secret_env = list(options.get("secret_env") or [])
     secret_files, spec_profile = {}, profile
@@ -280,6 +312,8 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
         # Secrets the container reads from a file of their own (name -> host path), not the env file.
         "secret_files": secret_files,
         "watchdog": _watchdog_files(spec["name"], config_dir, state_dir, options.get("textfile_dir")),
+        # The host's record of this container's last known-good deployments (deployment_state).
+        "state_file": "%s/%s.json" % (state_dir.rstrip("/"), spec["name"]),
         "image": {
             "ref": spec["image"],
             "repository": image.get("repository"),
@@ -313,34 +347,36 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None):
     }
 
 
-def plan_key(profile, options=None, lock=None, overrides=None, dirs=None):
-    """What ``plan(profile, options, lock, overrides, dirs)`` is computed from, as one digest.
+def plan_key(profile, options=None, lock=None, overrides=None, dirs=None, watchdog=None):
+    """What ``plan(profile, options, lock, overrides, dirs, watchdog)`` is computed from, as one digest.
 
     Every input: the profile's name, the launch options, the whole lock, the overrides, the
     profile directories, and the profile files found there (path, size, modification time), so
-    a file edited between two plans of one run is read again. Secret values are never inputs
-    (options carry the names of secret variables only).
+    a file edited between two plans of one run is read again, and the watchdog's settings.
+    Secret values are never inputs (options carry the names of secret variables only).
     """
     inputs = {"profile": plain(profile), "options": plain(options or {}), "lock": plain(lock or {}),
               "overrides": plain(overrides or {}), "dirs": [str(d) for d in dirs or []],
-              "files": profile_files(dirs)}
+              "files": profile_files(dirs), "watchdog": plain(watchdog)}
     text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def plan_once(profile, options=None, lock=None, overrides=None, dirs=None, previous=None):
+def plan_once(profile, options=None, lock=None, overrides=None, dirs=None, previous=None, watchdog=None):
     """The plan of these inputs: ``previous`` unchanged when it was planned from the very same
-    inputs (its ``plan_key``), else ``plan()`` anew, carrying its key.
+    inputs (its ``plan_key``), else ``plan()`` anew, carrying its key. This is the one memo of a
+    plan: the key is cheap (a digest of the inputs and the profile files' stat), so the role
+    calls this once per ``resolve`` and gets the kept plan back.
 
     One run plans a host once: preflight plans it, the server role's ``resolve`` finds the same
     key and keeps it; a pin canary's digest overlay or a tune candidate's overrides change the
     key, so their plan is computed again. A plan rebuilt from a record (rollback) has no key and
     is never kept.
     """
-    key = plan_key(profile, options, lock, overrides, dirs)
+    key = plan_key(profile, options, lock, overrides, dirs, watchdog)
     if isinstance(previous, Mapping) and previous.get("plan_key") == key:
         return previous
-    deployment = plan(profile, options, lock=lock, overrides=overrides, dirs=dirs)
+    deployment = plan(profile, options, lock=lock, overrides=overrides, dirs=dirs, watchdog=watchdog)
     deployment["plan_key"] = key
     return deployment
 
@@ -357,6 +393,100 @@ def _watchdog_files(name, config_dir, state_dir, textfile_dir):
     }
 
 
+def server_files(deployment):
+    """The server role's files on the host, as ``inferops.serving.host_files`` entries, in order:
+    its directories (the secret env file's is private; the ones the role alone owns, config and
+    scripts, get their mode and owner back; a model or engine cache that exists is left as found),
+    the env file and the Hugging Face token file removed when this plan has none (secrets moved
+    or gone), and the launch script. Not the serving unit (a template of the role, written only
+    when the container starts with Docker) and never a secret: ``secret_files`` writes those."""
+    options = deployment.get("options") or {}
+    config_dir = (options.get("config_dir") or CONFIG_DIR).rstrip("/") or "/"
+    name = deployment["container"]
+    files = [{"path": options.get("config_dir") or CONFIG_DIR, "state": "directory", "mode": "0700",
+              "keep_existing": False},
+             {"path": options.get("model_cache_dir") or LAUNCH_DEFAULTS["model_cache_dir"], "state": "directory",
+              "mode": "0755"},
+             {"path": options.get("script_dir") or SCRIPT_DIR, "state": "directory", "mode": "0755",
+              "keep_existing": False}]
+    if options.get("engine_cache_dir"):
+        files.append({"path": options["engine_cache_dir"], "state": "directory", "mode": "0755"})
+    if deployment.get("env_file") is None:
+        files.append({"path": "%s/%s.env" % (config_dir, name), "state": "absent"})
+    if "HF_TOKEN" not in (deployment.get("secret_files") or {}):
+        files.append({"path": "%s/%s.hf_token" % (config_dir, name), "state": "absent"})
+    files.append({"path": deployment["script_path"], "content": deployment["script"], "mode": "0755"})
+    return files
+
+
+def secret_files(deployment, secrets):
+    """The files that hold the plan's secrets, ``[{path, content, mode}]`` (0600): each secret the
+    container reads from a file of its own (``secret_files``), then the Docker env file with the
+    rest. ``secrets`` are the values (server_secrets with the Hugging Face token), checked as
+    ``validate_secrets`` checks them (a message names the entry, never its value). Never part of
+    the plan: the role writes these under no_log."""
+    own = deployment.get("secret_files") or {}
+    files = [{"path": path, "content": secret_file_text(secrets, name), "mode": "0600"}
+             for name, path in own.items()]
+    if deployment.get("env_file"):
+        files.append({"path": deployment["env_file"], "content": env_file_text(secrets, exclude=list(own)),
+                      "mode": "0600"})
+    return files
+
+
+def _watchdog_plan(deployment, settings):
+    """The watchdog's part of the plan: its paths (service, configuration, state, textfile), and,
+    with its ``settings`` (the watchdog role's variables; None: the watchdog is disabled), its
+    configuration (as a dict and as the file's text), its unit's escaped values and sandbox, and
+    the files the watchdog role installs (its directories, the host libraries the program imports
+    and its configuration; the role adds its program and unit)."""
+    options = deployment.get("options") or {}
+    watchdog = dict(deployment["watchdog"], unit_file=WATCHDOG_UNIT_FILE, enabled=settings is not None,
+                    config=None, config_text=None, unit=None, files=[], data_dirs=[])
+    if settings is None:
+        return watchdog
+    settings = dict(settings)
+    settings.setdefault("unified_memory", (deployment.get("memory") or {}).get("unified", False))
+    config = watchdog_config(deployment, settings)
+    script_dir = options.get("script_dir") or SCRIPT_DIR
+    state_dir = options.get("state_dir") or STATE_DIR
+    textfile_dir = options.get("textfile_dir") or ""
+    unit = watchdog_unit({"script_dir": script_dir, "config_dir": options.get("config_dir") or CONFIG_DIR,
+                          "state_dir": state_dir, "textfile_dir": textfile_dir},
+                         config["docker_host"], config["drop_caches_file"] if config["drop_caches_before_start"] else None)
+    text = json.dumps(config, indent=2, sort_keys=True, separators=(",", ": ")) + "\n"
+    data_dirs = [state_dir] + ([textfile_dir] if textfile_dir else [])
+    files = [{"path": path, "state": "directory", "mode": "0755"} for path in data_dirs]
+    files += [{"path": "%s/inferops_%s.py" % (script_dir.rstrip("/"), name), "mode": "0644",
+               "content": library_source(name)} for name in HOST_LIBRARIES]
+    files.append({"path": watchdog["config_file"], "mode": "0644", "content": text})
+    watchdog.update(config=config, config_text=text, unit=unit, files=files, data_dirs=data_dirs, state_dir=state_dir,
+                    program="%s/%s" % (script_dir.rstrip("/"), WATCHDOG_PROGRAM))
+    return watchdog
+
+
+def host_view(deployment, watchdog=None):
+    """``deployment`` with what its host gets: ``files`` (the server role's, ``server_files``),
+    ``serving_unit`` (the start-with-Docker unit: its file, service and the Docker address
+    escaped for it), ``watchdog`` (``_watchdog_plan``), ``undeploy`` (what removing it removes)
+    and ``record`` (its state entry without the proof's evidence).
+    A bad watchdog setting or a value no unit can carry raises ProfileError naming the variable."""
+    options = deployment.get("options") or {}
+    try:
+        deployment["serving_unit"] = {
+            "path": SERVING_UNIT_FILE, "service": "inferops-serving@%s.service" % deployment["container"],
+            "docker_host": systemd_escape(options.get("docker_host") or DOCKER_HOST, "server_docker_host")}
+        deployment["files"] = server_files(deployment)
+        deployment["watchdog"] = _watchdog_plan(deployment, watchdog)
+    except (SystemdValueError, WatchdogConfigError) as exc:
+        raise ProfileError(str(exc)) from None
+    deployment["undeploy"] = undeploy_parts(deployment)
+    # The state entry of this deployment once proven, without its evidence (the role's state.yml
+    # adds the proof's: the digest pulled, the engine version seen, the times, the backends).
+    deployment["record"] = record(deployment)
+    return deployment
+
+
 def stale_failed_logs(paths, container, keep):
     """The failed-deployment logs of ``container`` to delete so that the ``keep`` newest remain.
 
@@ -371,8 +501,9 @@ def stale_failed_logs(paths, container, keep):
     return mine[:-keep]
 
 
-def from_record(record, options=None):
-    """The deployment a host recorded as validated, rebuilt with ``plan()``.
+def from_record(record, options=None, watchdog=None):
+    """The deployment a host recorded as validated, rebuilt with ``plan()`` (its host's files and
+    watchdog from ``watchdog``, today's watchdog settings, as any plan).
 
     A record written by this version carries the plan's profile and options, so the same
     function rebuilds the same container. An older record (profile and spec only) is rebuilt
@@ -384,11 +515,11 @@ def from_record(record, options=None):
         # The exact input, key order included (args are argv in order; a state file's JSON may
         # have been written with sorted keys).
         recorded = json.loads(record["plan_input"])
-        deployment = plan(recorded["profile"], recorded["options"])
+        deployment = _plan(recorded["profile"], recorded["options"])
     elif isinstance(record.get("options"), Mapping):
-        deployment = plan(record["profile"], record["options"])
+        deployment = _plan(record["profile"], record["options"])
     else:
-        deployment = plan(record["profile"], options)
+        deployment = _plan(record["profile"], options)
     if record.get("spec_sha256") and record["spec_sha256"] != deployment["spec_sha256"]:
         if not isinstance(record.get("spec"), Mapping):
             raise ProfileError("the recorded deployment %s rebuilds to spec %s, not the recorded %s, and the record "
@@ -405,7 +536,7 @@ def from_record(record, options=None):
                           secret_files={k: path for k, path in deployment["secret_files"].items()
                                         if any(str(v).startswith(path + ":") for v in spec.get("volumes") or [])})
         deployment["image"]["ref"] = spec["image"]
-    return deployment
+    return host_view(deployment, watchdog)
 
 
 def record(deployment, observed=None, smoke_answer=None, speculative=None, digest=None, validated_at=None,

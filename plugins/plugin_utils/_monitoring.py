@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engine_catalog as catalog
 from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 
-# What the watchdog program (roles/server/files/inferops_watchdog.py, render_textfile) writes to
+# What the watchdog program (roles/watchdog/files/inferops_watchdog.py, render_textfile) writes to
 # the node_exporter textfile collector; a unit test renders it and checks every name.
 WATCHDOG_METRICS = {
     "up": "inferops_watchdog_up",
@@ -598,9 +598,9 @@ def _textfile_dir(entry, values):
     read = entry.get("node_exporter_textfile_dir")
     if not values["node_exporter_install"] and read and written and str(read).rstrip("/") != str(written).rstrip("/"):
         raise MonitoringError(
-            "host %s: the watchdog writes its metrics to %s (server_watchdog_textfile_dir), but the operator's "
+            "host %s: the watchdog writes its metrics to %s (watchdog_textfile_dir), but the operator's "
             "node_exporter reads node_exporter_textfile_dir %s (monitoring_node_exporter_install is false): set "
-            "server_watchdog_textfile_dir to %s (its default follows node_exporter_textfile_dir), or let the role "
+            "watchdog_textfile_dir to %s (its default follows node_exporter_textfile_dir), or let the role "
             "install node_exporter (monitoring_node_exporter_install: true)" % (entry["host"], written, read, read))
     return written
 

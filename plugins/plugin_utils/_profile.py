@@ -13,7 +13,6 @@ container. The server role, ``playbooks/show_launch.yml`` and the lint all go th
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -75,23 +74,18 @@ def _search_dirs(dirs):
 
 # libyaml's parser when PyYAML has it (the plan reads a profile and its parents on every plan).
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_PARSED = {}
 
 
 def _parsed(path):
-    """The YAML of ``path``, parsed once per process while the file is unchanged (size, mtime):
-    ``load_profile`` reads each file of an ``extends`` chain twice, the lint and the plan again.
-    Returns a copy the caller may change."""
-    stat = os.stat(path)
-    key = (path, stat.st_size, stat.st_mtime_ns)
-    if key not in _PARSED:
-        with open(path, encoding="utf-8") as handle:
-            loader = _LOADER(handle)
-            try:
-                _PARSED[key] = loader.get_single_data() or {}
-            finally:
-                loader.dispose()
-    return copy.deepcopy(_PARSED[key])
+    """The YAML of ``path`` (a mapping, or what the file holds). Parsed once per ``load_profile``
+    (it keeps each file of an ``extends`` chain it read); a plan is memoised once, by its inputs'
+    digest (``_deployment.plan_once``), not here."""
+    with open(path, encoding="utf-8") as handle:
+        loader = _LOADER(handle)
+        try:
+            return loader.get_single_data() or {}
+        finally:
+            loader.dispose()
 
 
 def _read_profile(name, dirs, var="profile"):
@@ -117,16 +111,17 @@ def _read_profile(name, dirs, var="profile"):
 def load_profile(name, dirs=None):
     """The named profile with its ``extends`` chain applied (parents first)."""
     name = _validate.profile_name(name, "profile", error=ProfileError)
-    chain = []
+    chain, read = [], {}
     current, var = name, "profile"
     while current:
         if current in chain:
             raise ProfileError("profile %r extends itself through %s" % (name, " -> ".join(chain + [current])))
         chain.append(current)
-        current, var = _read_profile(current, dirs, var).get("extends"), "profile %s: extends" % current
+        read[current] = _read_profile(current, dirs, var)
+        current, var = read[current].get("extends"), "profile %s: extends" % current
     profile = {}
     for member in reversed(chain):
-        profile = overlay(profile, _read_profile(member, dirs))
+        profile = overlay(profile, read[member])
     profile.pop("extends", None)
     profile["name"] = name
     return profile

@@ -107,7 +107,7 @@ def watchdog_unit(dirs, docker_host, drop_caches_file=None):
     paths = [dirs["state_dir"]] + ([dirs["textfile_dir"]] if dirs.get("textfile_dir") else [])
     writable = [word(dirs["state_dir"], "server_state_dir")]
     if dirs.get("textfile_dir"):
-        writable.append(word(dirs["textfile_dir"], "server_watchdog_textfile_dir"))
+        writable.append(word(dirs["textfile_dir"], "watchdog_textfile_dir"))
     if drop_caches_file:
         paths.append(drop_caches_file)
         # "-": a plain file (the lab's) may not exist yet when the unit starts; systemd then
@@ -131,44 +131,3 @@ def watchdog_unit(dirs, docker_host, drop_caches_file=None):
 
 SERVING_UNIT_FILE = "/etc/systemd/system/inferops-serving@.service"
 WATCHDOG_UNIT_FILE = "/etc/systemd/system/inferops-watchdog@.service"
-
-
-def _written(result):
-    """The paths a host_files result changed, or None when that task did not run (skipped, or not
-    in this run's --tags)."""
-    if not isinstance(result, dict) or result.get("skipped"):
-        return None
-    return list(result.get("changed_paths") or [])
-
-
-def unit_starts(written, deployment, data_dirs=(), check_mode=False):
-    """The server role's systemd starts, in one task: the serving unit that starts the container
-    whenever Docker starts, then the watchdog.
-
-    ``written``: ``{"container": <host_files result of the role's files>, "watchdog": <of the
-    watchdog's files>}``, each None when the unit is not wanted (server_start_with_docker false,
-    the watchdog disabled) or its files were not written in this run (--tags). ``data_dirs``: the
-    watchdog's state and textfile directories (a change there does not restart it).
-    Returns ``[{name, state, daemon_reload}]``: a unit whose file was just written is left out in
-    check mode (there is nothing to start yet); the watchdog is restarted when its program,
-    configuration or unit changed; the first start reloads systemd when a unit file changed.
-    """
-    starts = []
-    reload_needed = False
-    container = _written((written or {}).get("container"))
-    if container is not None:
-        changed = SERVING_UNIT_FILE in container
-        reload_needed = reload_needed or changed
-        if not (check_mode and changed):
-            starts.append({"name": "inferops-serving@%s.service" % deployment["container"], "state": "started"})
-    watchdog = _written((written or {}).get("watchdog"))
-    if watchdog is not None:
-        changed = WATCHDOG_UNIT_FILE in watchdog
-        reload_needed = reload_needed or changed
-        if not (check_mode and changed):
-            program_changed = any(path not in data_dirs for path in watchdog)
-            starts.append({"name": deployment["watchdog"]["service"],
-                           "state": "restarted" if program_changed else "started"})
-    for index, start in enumerate(starts):
-        start["daemon_reload"] = reload_needed and index == 0
-    return starts

@@ -18,23 +18,21 @@ from __future__ import annotations
 
 import posixpath
 
-# The template units (templates/etc/systemd/system/) and the watchdog's program files
-# (tasks/watchdog.yml: the program and the host_library files it imports), which every deployment
-# on a host shares. tests/unit/plugins/plugin_utils/test_undeploy.py keeps this list and the files
-# tasks/watchdog.yml installs the same.
+# The template units (the server and watchdog roles' templates/etc/systemd/system/) and the
+# watchdog's program files (the program and the host libraries it imports: the plan's
+# watchdog.files and the watchdog role's program), which every deployment on a host shares.
+# tests/unit/plugins/plugin_utils/test_undeploy.py keeps this list and the files installed the same.
 SHARED_UNITS = ("/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service")
 SHARED_PROGRAMS = ("inferops_watchdog.py", "inferops_unified_memory.py", "inferops_docker_api.py",
                    "inferops_prometheus.py", "inferops_bounded_http.py", "inferops_host_files.py")
 
 
-def undeploy_plan(deployment, state_file, scripts=()):
-    """``{services, containers, files, shared}`` to remove ``deployment`` from its host.
-
-    ``state_file`` is the host's last known-good record of this container; ``scripts`` the
-    launch scripts found in the script directory (one per deployment on the host): when none is
-    another deployment's, the shared files go too (``shared`` true). ``files`` are
-    ``{path, state: absent}`` entries for inferops.serving.host_files.
-    """
+def undeploy_parts(deployment):
+    """``{services, containers, files, shared_files}`` to remove ``deployment`` from its host: the
+    plan's ``undeploy``. ``files`` and ``shared_files`` are ``{path, state: absent}`` entries for
+    inferops.serving.host_files; the undeploy entry point removes the shared files too only when
+    no launch script of another deployment is left in the script directory (the host's last
+    deployment goes)."""
     name = deployment["container"]
     options = deployment.get("options") or {}
     watchdog = deployment.get("watchdog") or {}
@@ -42,16 +40,12 @@ def undeploy_plan(deployment, state_file, scripts=()):
     script_dir = options.get("script_dir") or posixpath.dirname(script_path)
     env_file = deployment.get("env_file") or (
         "%s/%s.env" % (options["config_dir"].rstrip("/"), name) if options.get("config_dir") else None)
-    others = sorted(path for path in scripts or () if path != script_path)
     paths = [env_file, script_path, watchdog.get("config_file"), watchdog.get("state_file"), watchdog.get("textfile"),
-             state_file]
-    shared = not others
-    if shared:
-        paths += list(SHARED_UNITS) + ["%s/%s" % (script_dir.rstrip("/"), program) for program in SHARED_PROGRAMS]
+             deployment.get("state_file")]
+    shared = list(SHARED_UNITS) + ["%s/%s" % (script_dir.rstrip("/"), program) for program in SHARED_PROGRAMS]
     return {
         "services": [service for service in (watchdog.get("service"), "inferops-serving@%s.service" % name) if service],
         "containers": [container for container in (name, deployment.get("staged_container")) if container],
         "files": [{"path": path, "state": "absent"} for path in paths if path],
-        "shared": shared,
-        "others": others,
+        "shared_files": [{"path": path, "state": "absent"} for path in shared],
     }

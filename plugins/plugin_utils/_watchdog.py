@@ -4,16 +4,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # PRIVATE: this is not a public API of the collection; it may change without notice.
-"""The watchdog's configuration: built from the deployment plan and the role's watchdog
-variables, validated here (the role calls it through the ``watchdog_config`` filter), so a bad
-setting fails the converge with the variable's name before anything on the host changes.
+"""The watchdog's configuration: built from the deployment plan and the watchdog role's
+variables, validated here (the deployment plan calls it: ``server_deployment.watchdog.config``),
+so a bad setting fails the plan with the variable's name before anything on the host changes.
 
 argument_specs checks types and choices; the ranges (an interval of 0, a negative budget, a
 deadline not shorter than the interval) and the plan's engine are checked here. The program on
-the host (roles/server/files/inferops_watchdog.py) checks its file again when it starts.
+the host (roles/watchdog/files/inferops_watchdog.py) checks its file again when it starts.
 """
 from __future__ import annotations
 
+import importlib
+import inspect
 import math
 import re
 
@@ -21,25 +23,38 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._engines import M
 
 # option key -> (role variable, minimum, strict, kind)
 _RANGES = {
-    "interval": ("server_watchdog_interval", 0, True, "seconds"),
-    "probe_deadline": ("server_watchdog_probe_deadline", 0, True, "seconds"),
-    "probe_max_tokens": ("server_watchdog_probe_max_tokens", 0, True, "tokens"),
-    "restart_budget": ("server_watchdog_restart_budget", 0, False, "restarts per hour"),
-    "startup_grace": ("server_watchdog_startup_grace", 0, False, "seconds"),
-    "crash_loop_restarts": ("server_watchdog_crash_loop_restarts", 0, True, "restarts"),
-    "crash_loop_window": ("server_watchdog_crash_loop_window", 0, True, "seconds"),
+    "interval": ("watchdog_interval", 0, True, "seconds"),
+    "probe_deadline": ("watchdog_probe_deadline", 0, True, "seconds"),
+    "probe_max_tokens": ("watchdog_probe_max_tokens", 0, True, "tokens"),
+    "restart_budget": ("watchdog_restart_budget", 0, False, "restarts per hour"),
+    "startup_grace": ("watchdog_startup_grace", 0, False, "seconds"),
+    "crash_loop_restarts": ("watchdog_crash_loop_restarts", 0, True, "restarts"),
+    "crash_loop_window": ("watchdog_crash_loop_window", 0, True, "seconds"),
     "memory_wait_timeout": ("server_memory_wait_timeout", 0, False, "seconds"),
-    "log_lines": ("server_watchdog_log_lines", 0, False, "lines"),
-    "slow_fraction": ("server_watchdog_slow_fraction", 0, False, "share of the measured rate"),
+    "log_lines": ("watchdog_log_lines", 0, False, "lines"),
+    "slow_fraction": ("watchdog_slow_fraction", 0, False, "share of the measured rate"),
 }
 _OPTIONAL = {
-    "slow_floor": ("server_watchdog_slow_floor", 0, True, "tokens/s"),
-    "slow_window": ("server_watchdog_slow_window", 0, True, "seconds"),
+    "slow_floor": ("watchdog_slow_floor", 0, True, "tokens/s"),
+    "slow_window": ("watchdog_slow_window", 0, True, "seconds"),
 }
 # option key -> role variable, for the strings the program needs (no default of its own).
 _PATHS = {"docker_host": "server_docker_host", "meminfo_path": "server_meminfo_path",
           "drop_caches_file": "server_drop_caches_file", "probe_prompt": "server_smoke_prompt"}
 _INTEGERS = ("probe_max_tokens", "restart_budget", "crash_loop_restarts", "log_lines")
+
+
+# The collection's standard-library-only libraries the watchdog imports on the host, installed
+# beside it as inferops_<name>.py: name -> the module_utils module that is its one home.
+HOST_LIBRARIES = {name: "ansible_collections.inferops.serving.plugins.module_utils._" + name
+                  for name in ("unified_memory", "docker_api", "prometheus", "bounded_http", "host_files")}
+
+
+def library_source(name):
+    """The source text of the host library ``name`` (one of HOST_LIBRARIES); KeyError naming the known ones."""
+    if name not in HOST_LIBRARIES:
+        raise KeyError("host_library: unknown library %r; known: %s" % (name, ", ".join(sorted(HOST_LIBRARIES))))
+    return inspect.getsource(importlib.import_module(HOST_LIBRARIES[name]))
 
 
 class WatchdogConfigError(ValueError):
@@ -81,11 +96,11 @@ def measured_single_stream(profile):
 def slow_floor(deployment, floor, fraction):
     """(floor tokens/s or None, where it comes from)."""
     if floor is not None:
-        return float(floor), "server_watchdog_slow_floor"
+        return float(floor), "watchdog_slow_floor"
     measured = measured_single_stream(deployment.get("profile"))
     if measured is None or not fraction:
-        return None, "off (no server_watchdog_slow_floor, and the profile measured no single_stream_tok_s)" \
-            if measured is None else "off (server_watchdog_slow_fraction is 0)"
+        return None, "off (no watchdog_slow_floor, and the profile measured no single_stream_tok_s)" \
+            if measured is None else "off (watchdog_slow_fraction is 0)"
     return round(measured * fraction, 2), "%s x the profile's measured single_stream_tok_s %s" % (fraction, measured)
 
 
@@ -100,8 +115,8 @@ def watchdog_config(deployment, options):
     file), else the plan's ``watchdog`` files.
 
     One spelling end to end: an option and the configuration key the program reads are the role
-    variable's name without its ``server_watchdog_`` (or ``server_``) prefix; their defaults live
-    in the role's defaults/main.yml only, so every one of them is in the file the program reads.
+    variable's name without its ``watchdog_`` (or ``server_``) prefix; their defaults live in the
+    roles' defaults/main.yml only, so every one of them is in the file the program reads.
     """
     files = (deployment or {}).get("watchdog") or {}
     errors = []
@@ -110,7 +125,7 @@ def watchdog_config(deployment, options):
         values[key] = None if options.get(key) in (None, "") else _check(options, key, spec, errors)
     if values["interval"] is not None and values["probe_deadline"] is not None \
             and values["probe_deadline"] >= values["interval"]:
-        errors.append("server_watchdog_probe_deadline (%s s) must be shorter than server_watchdog_interval (%s s): "
+        errors.append("watchdog_probe_deadline (%s s) must be shorter than watchdog_interval (%s s): "
                       "a probe has to end before the next one starts" % (values["probe_deadline"], values["interval"]))
     for key, variable in _PATHS.items():
         if not isinstance(options.get(key), str) or not options[key]:

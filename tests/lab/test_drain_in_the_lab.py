@@ -309,8 +309,8 @@ def test_a_watchdog_restart_of_one_host_loses_nothing(fleet):
         "server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 8},
                                      "env": {"ENGINE_SIM_FAULT": "slow_decode",
                                              "ENGINE_SIM_FAULT_AFTER_REQUESTS": "10"}},
-        "server_watchdog_interval": 5, "server_watchdog_probe_deadline": 3, "server_watchdog_slow_window": 10,
-        "server_watchdog_slow_floor": 16})
+        "watchdog_interval": 5, "watchdog_probe_deadline": 3, "watchdog_slow_window": 10,
+        "watchdog_slow_floor": 16})
     labkit.playbook(fleet, "site.yml", "-l", "drain-spark-1", "-e", overrides)
     labkit.reset_watchdog("drain-spark-1")
 

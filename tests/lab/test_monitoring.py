@@ -144,7 +144,7 @@ def test_the_wedge_fault_fires_the_wedge_alert_within_3_minutes(monitored, tmp_p
         group_vars = yaml.safe_load(handle)
     group_vars["server_profile_overrides"]["env"] = {"ENGINE_SIM_FAULT": "wedge_after_requests",
                                                      "ENGINE_SIM_FAULT_AFTER_REQUESTS": str(WEDGE_AFTER)}
-    group_vars["server_watchdog_restart_budget"] = 0
+    group_vars["watchdog_restart_budget"] = 0
     with open(spark, "w", encoding="utf-8") as handle:
         yaml.safe_dump(group_vars, handle)
     try:

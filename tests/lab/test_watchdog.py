@@ -78,13 +78,13 @@ PROFILE_ENV = {"ENGINE_SIM_TOKEN_LATENCY": "0.002"}
 GROUP_VARS = dict(labkit.GROUP_VARS, **{
     "server_profile_overrides": {"args": PROFILE_ARGS, "env": PROFILE_ENV},
     "server_memory_wait_timeout": 120,
-    "server_watchdog_interval": INTERVAL,
-    "server_watchdog_probe_deadline": DEADLINE,
-    "server_watchdog_restart_budget": BUDGET,
-    "server_watchdog_startup_grace": 60,
+    "watchdog_interval": INTERVAL,
+    "watchdog_probe_deadline": DEADLINE,
+    "watchdog_restart_budget": BUDGET,
+    "watchdog_startup_grace": 60,
     # With PROFILE_ENV the simulator decodes far faster than a GB10 (profile: 23.6 tokens/s single
     # stream); under the slow test's load it makes ~400 tokens/s, ~80 once slowed five-fold.
-    "server_watchdog_slow_floor": 200,
+    "watchdog_slow_floor": 200,
 })
 
 
@@ -371,8 +371,8 @@ def healthy(fleet):
 
 
 @pytest.mark.parametrize("variable, value, message", [
-    ("server_watchdog_interval", 0, "server_watchdog_interval must be > 0 (seconds), got 0"),
-    ("server_watchdog_restart_budget", -1, "server_watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
+    ("watchdog_interval", 0, "watchdog_interval must be > 0 (seconds), got 0"),
+    ("watchdog_restart_budget", -1, "watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
 ])
 def test_bad_watchdog_settings_are_refused(healthy, variable, value, message):
     fleet = healthy

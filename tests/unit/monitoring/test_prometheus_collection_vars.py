@@ -92,7 +92,7 @@ def test_the_operators_node_exporter_must_read_where_the_watchdog_writes():
     # prometheus.prometheus.node_exporter reads /srv/textfile; the watchdog was told to write elsewhere.
     vars_ = hostvars(node_exporter_textfile_dir="/srv/textfile")
     with pytest.raises(m.MonitoringError, match=r"host spark-1: the watchdog writes its metrics to "
-                       r"/var/lib/node_exporter \(server_watchdog_textfile_dir\), but the operator's node_exporter "
+                       r"/var/lib/node_exporter \(watchdog_textfile_dir\), but the operator's node_exporter "
                        r"reads node_exporter_textfile_dir /srv/textfile"):
         monitoring_plan(["spark-1", "g7e-1"], vars_, {"node_exporter_install": False})
     # The role's own node_exporter reads the plan's directory whatever the variable says.

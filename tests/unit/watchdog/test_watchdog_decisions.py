@@ -232,17 +232,30 @@ GB10_MEMINFO = ("MemTotal:       127526272 kB\nMemFree:        {free} kB\nMemAva
 LIBRARIES = ("unified_memory", "docker_api", "prometheus", "bounded_http", "host_files")
 
 
+def planned_watchdog():
+    """The watchdog part of a real plan with the roles' default settings."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
+    settings = {"interval": 30, "probe_deadline": 20, "probe_max_tokens": 4, "probe_prompt": "What is 2+2?",
+                "restart_budget": 3, "startup_grace": 600, "crash_loop_restarts": 2, "crash_loop_window": 600,
+                "meminfo_path": "/proc/meminfo", "drop_caches_before_start": False,
+                "drop_caches_file": "/proc/sys/vm/drop_caches", "memory_wait_timeout": 300, "slow_floor": None,
+                "slow_fraction": 0.3, "slow_window": None, "docker_host": "unix:///var/run/docker.sock",
+                "log_lines": 50}
+    return plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8000}, watchdog=settings)["watchdog"]
+
+
 def test_the_role_installs_the_collection_s_libraries_beside_the_watchdog(tmp_path):
-    # One home: the host_library lookup returns each module_utils file itself, the role writes it
-    # beside the program as inferops_<name>.py, and the program imports them from there when
-    # systemd runs it (python3 <dir>/inferops_watchdog.py): a bad configuration is refused by the
-    # real program with exit status 2, which needs the imports to have worked.
-    with open(os.path.join(ROOT, "roles", "server", "tasks", "watchdog.yml"), encoding="utf-8") as handle:
-        task = handle.read()
+    # One home: the plan's watchdog files carry each module_utils file itself (as the host_library
+    # lookup returns it), the watchdog role writes it beside the program as inferops_<name>.py, and
+    # the program imports them from there when systemd runs it (python3 <dir>/inferops_watchdog.py):
+    # a bad configuration is refused by the real program with exit status 2, which needs the
+    # imports to have worked.
+    installed = {entry["path"]: entry.get("content") for entry in planned_watchdog()["files"]}
     for name in LIBRARIES:
         with open(os.path.join(ROOT, "plugins", "module_utils", "_%s.py" % name), encoding="utf-8") as handle:
-            assert host_library.library_source(name) == handle.read()
-        assert "/inferops_%s.py" % name in task and "host_library', '%s')" % name in task
+            source = handle.read()
+        assert host_library.library_source(name) == source
+        assert installed["/usr/local/lib/inferops-serving/inferops_%s.py" % name] == source
         (tmp_path / ("inferops_%s.py" % name)).write_text(host_library.library_source(name), encoding="utf-8")
     with pytest.raises(AnsibleLookupError, match="unknown library 'gpu'; known: bounded_http, docker_api, host_files, prometheus, unified_memory"):
         host_library.library_source("gpu")

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Helpers of the watchdog tests: the program (roles/server/files/inferops_watchdog.py) imported
+"""Helpers of the watchdog tests: the program (roles/watchdog/files/inferops_watchdog.py) imported
 from its file, as it is shipped to the hosts as a file beside the unified-memory rule it imports,
 not as part of a Python package; and its
 configuration as the server role writes it. (Not a conftest.py: a module imported by the name
@@ -15,7 +15,7 @@ from ansible_collections.inferops.serving.plugins.module_utils import _bounded_h
 from ansible_collections.inferops.serving.plugins.module_utils import _prometheus, _unified_memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-PROGRAM = os.path.join(ROOT, "roles", "server", "files", "inferops_watchdog.py")
+PROGRAM = os.path.join(ROOT, "roles", "watchdog", "files", "inferops_watchdog.py")
 
 
 def load_program():

@@ -108,7 +108,10 @@ def test_a_bad_input_still_fails_with_a_kept_plan_at_hand():
         d.plan_once(PROFILE, dict(OPTIONS, port=0), lock=LOCK, overrides=OVERRIDES, previous=planned)
 
 
-def test_a_profile_file_is_parsed_once_while_unchanged(tmp_path, monkeypatch):
+def test_a_profile_file_is_parsed_once_per_plan_and_read_again_when_edited(tmp_path, monkeypatch):
+    # One memo only: the plan's (plan_once, by its inputs' digest). A profile and its parents are
+    # parsed once per load (the extends chain is walked, then laid over, from the same parse), and
+    # an edited file is read as it is now, with no cache of parses to invalidate.
     from ansible_collections.inferops.serving.plugins.plugin_utils import _profile as p
     path = tmp_path / "mine.yml"
     path.write_text("extends: %s\nargs:\n  max-num-seqs: 8\n" % PROFILE)
@@ -121,8 +124,28 @@ def test_a_profile_file_is_parsed_once_while_unchanged(tmp_path, monkeypatch):
             super().__init__(stream)
 
     monkeypatch.setattr(p, "_LOADER", Counted)
-    monkeypatch.setattr(p, "_PARSED", {})
     first = p.load_profile("mine", dirs=[str(tmp_path)])
-    first["args"]["max-num-seqs"] = 99  # a caller's change does not reach the cache
+    # mine.yml and each profile of its chain, once each.
+    assert loads.count(str(path)) == 1 and len(loads) == len(set(loads)) == 3
+    first["args"]["max-num-seqs"] = 99  # a caller's change reaches no later load
     assert p.load_profile("mine", dirs=[str(tmp_path)])["args"]["max-num-seqs"] == 8
-    assert loads.count(str(path)) == 1
+    path.write_text("extends: %s\nargs:\n  max-num-seqs: 12\n" % PROFILE)
+    assert p.load_profile("mine", dirs=[str(tmp_path)])["args"]["max-num-seqs"] == 12
+
+
+def test_the_watchdogs_settings_are_inputs(plans):
+    settings = {"interval": 30, "probe_deadline": 20, "probe_max_tokens": 4, "probe_prompt": "What is 2+2?",
+                "restart_budget": 3, "startup_grace": 600, "crash_loop_restarts": 2, "crash_loop_window": 600,
+                "meminfo_path": "/proc/meminfo", "drop_caches_before_start": False,
+                "drop_caches_file": "/proc/sys/vm/drop_caches", "memory_wait_timeout": 300, "slow_floor": None,
+                "slow_fraction": 0.3, "slow_window": None, "docker_host": "unix:///var/run/docker.sock",
+                "log_lines": 50}
+    watched = d.plan_once(PROFILE, OPTIONS, lock=LOCK, overrides=OVERRIDES, watchdog=settings)
+    assert watched["watchdog"]["config"]["interval"] == 30
+    assert d.plan_once(PROFILE, OPTIONS, lock=LOCK, overrides=OVERRIDES, watchdog=dict(settings),
+                       previous=watched) is watched
+    faster = d.plan_once(PROFILE, OPTIONS, lock=LOCK, overrides=OVERRIDES, watchdog=dict(settings, interval=10, probe_deadline=5),
+                         previous=watched)
+    assert faster["watchdog"]["config"]["interval"] == 10 and len(plans) == 2
+    off = d.plan_once(PROFILE, OPTIONS, lock=LOCK, overrides=OVERRIDES, previous=faster)
+    assert off["watchdog"]["config"] is None and off["watchdog"]["enabled"] is False and len(plans) == 3

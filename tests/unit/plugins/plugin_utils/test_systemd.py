@@ -109,21 +109,21 @@ def test_systemd_reads_a_quoted_path_with_a_space_and_a_percent_back_as_itself(t
 
 
 def _render_serving_unit(docker_host):
-    from ansible_collections.inferops.serving.plugins.filter.systemd_escape import FilterModule
+    """The serving unit as the server role writes it: the template, with the plan's escaped value."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    env.filters.update({"inferops.serving." + k: v for k, v in FilterModule().filters().items()})
     env.filters["comment"] = lambda text: "#\n# %s\n#" % text
+    deployment = plan("gb10-nvfp4-mtp-latency", {"docker_host": docker_host})
     with open(SERVING_UNIT, encoding="utf-8") as handle:
-        return env.from_string(handle.read()).render(ansible_managed="managed", server_docker_host=docker_host)
+        return env.from_string(handle.read()).render(ansible_managed="managed", server_deployment=deployment)
 
 
 def test_the_serving_unit_gets_no_line_from_server_docker_host():
-    from ansible.errors import AnsibleFilterError
-    with pytest.raises(AnsibleFilterError, match="^server_docker_host: the value contains the control character"):
+    with pytest.raises(ProfileError, match="^server_docker_host: the value contains a newline"):
         _render_serving_unit(INJECTED)
     unit = _render_serving_unit("unix:///run/my docker/docker.sock")
     exec_start = [line for line in unit.splitlines() if line.startswith("ExecStart")]
     assert exec_start == ['ExecStart=/usr/bin/env docker --host "unix:///run/my docker/docker.sock" start %i']
+    assert plan("gb10-nvfp4-mtp-latency", {})["serving_unit"]["docker_host"] == "unix:///var/run/docker.sock"
 
 
 def test_the_plan_refuses_server_docker_host_with_a_newline_before_anything_changes():
@@ -131,51 +131,3 @@ def test_the_plan_refuses_server_docker_host_with_a_newline_before_anything_chan
         plan("gb10-nvfp4-mtp-latency", {"docker_host": INJECTED})
     assert plan("gb10-nvfp4-mtp-latency", {"docker_host": "tcp://127.0.0.1:2375"})["options"]["docker_host"] \
         == "tcp://127.0.0.1:2375"
-
-
-# ---- unit_starts: the server role's one systemd task (tasks/persist.yml) ----
-
-DEPLOYMENT = {"container": "inferops-serving", "watchdog": {"service": "inferops-watchdog@inferops-serving.service"}}
-DATA_DIRS = ["/var/lib/node_exporter", "/var/lib/inferops-serving"]
-SERVING = "inferops-serving@inferops-serving.service"
-WATCHDOG = "inferops-watchdog@inferops-serving.service"
-
-
-def files(*paths):
-    """A host_files result that changed ``paths``."""
-    return {"changed": bool(paths), "changed_paths": list(paths)}
-
-
-def test_a_converge_that_changed_nothing_starts_both_units_without_a_reload():
-    assert sd.unit_starts({"container": files(), "watchdog": files()}, DEPLOYMENT, DATA_DIRS) == [
-        {"name": SERVING, "state": "started", "daemon_reload": False},
-        {"name": WATCHDOG, "state": "started", "daemon_reload": False}]
-
-
-def test_a_changed_unit_file_reloads_systemd_once_before_the_first_start():
-    starts = sd.unit_starts({"container": files(), "watchdog": files(sd.WATCHDOG_UNIT_FILE)}, DEPLOYMENT, DATA_DIRS)
-    assert [s["daemon_reload"] for s in starts] == [True, False]
-    assert starts[1]["state"] == "restarted"
-    starts = sd.unit_starts({"container": files(sd.SERVING_UNIT_FILE), "watchdog": None}, DEPLOYMENT, DATA_DIRS)
-    assert starts == [{"name": SERVING, "state": "started", "daemon_reload": True}]
-
-
-def test_the_watchdog_restarts_for_its_program_or_configuration_not_for_its_data_directories():
-    restarted = sd.unit_starts({"watchdog": files("/usr/local/lib/inferops-serving/inferops_watchdog.py")},
-                               DEPLOYMENT, DATA_DIRS)
-    assert restarted == [{"name": WATCHDOG, "state": "restarted", "daemon_reload": False}]
-    started = sd.unit_starts({"watchdog": files("/var/lib/node_exporter")}, DEPLOYMENT, DATA_DIRS)
-    assert started == [{"name": WATCHDOG, "state": "started", "daemon_reload": False}]
-
-
-def test_units_not_wanted_or_not_written_in_this_run_are_not_started():
-    # None: server_start_with_docker false, or the task not in this run's --tags; skipped: the
-    # watchdog disabled (its import's condition).
-    assert sd.unit_starts({"container": None, "watchdog": {"changed": False, "skipped": True}}, DEPLOYMENT) == []
-    assert sd.unit_starts({}, DEPLOYMENT) == []
-
-
-def test_check_mode_leaves_out_a_unit_whose_file_is_not_written_yet():
-    written = {"container": files(sd.SERVING_UNIT_FILE), "watchdog": files()}
-    assert sd.unit_starts(written, DEPLOYMENT, DATA_DIRS, check_mode=True) == [
-        {"name": WATCHDOG, "state": "started", "daemon_reload": True}]

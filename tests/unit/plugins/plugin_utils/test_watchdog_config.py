@@ -61,12 +61,12 @@ def test_config_from_the_plan_is_what_the_program_reads():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"interval": 0}, "server_watchdog_interval must be > 0 (seconds), got 0"),
-    ({"restart_budget": -1}, "server_watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
-    ({"restart_budget": 1.5}, "server_watchdog_restart_budget must be a whole number"),
-    ({"probe_deadline": 30}, "server_watchdog_probe_deadline (30 s) must be shorter than server_watchdog_interval (30 s)"),
-    ({"interval": "often"}, "server_watchdog_interval must be a number (seconds), got 'often'"),
-    ({"slow_floor": -2}, "server_watchdog_slow_floor must be > 0 (tokens/s), got -2"),
+    ({"interval": 0}, "watchdog_interval must be > 0 (seconds), got 0"),
+    ({"restart_budget": -1}, "watchdog_restart_budget must be >= 0 (restarts per hour), got -1"),
+    ({"restart_budget": 1.5}, "watchdog_restart_budget must be a whole number"),
+    ({"probe_deadline": 30}, "watchdog_probe_deadline (30 s) must be shorter than watchdog_interval (30 s)"),
+    ({"interval": "often"}, "watchdog_interval must be a number (seconds), got 'often'"),
+    ({"slow_floor": -2}, "watchdog_slow_floor must be > 0 (tokens/s), got -2"),
     ({"memory_wait_timeout": None}, "server_memory_wait_timeout must be a number"),
 ])
 def test_bad_options_are_refused_with_the_variable(changes, message):
@@ -80,7 +80,7 @@ def test_every_problem_is_reported_at_once():
     with pytest.raises(WatchdogConfigError) as caught:
         watchdog_config(dict(DEPLOYMENT, engine="tgi"), dict(OPTIONS, interval=0, restart_budget=-3))
     text = str(caught.value)
-    assert "server_watchdog_interval" in text and "server_watchdog_restart_budget" in text
+    assert "watchdog_interval" in text and "watchdog_restart_budget" in text
     assert "the deployment's engine 'tgi' is not one the watchdog knows (sglang, vllm)" in text
 
 
@@ -94,7 +94,7 @@ def test_sglang_plan_without_metric_names_uses_the_engine_table():
     config = watchdog_config(deployment, OPTIONS)
     assert config["metrics"]["generation_tokens"] == "sglang:generation_tokens_total"
     assert config["metrics"]["tokens_counted"] == "finish"
-    assert config["slow_floor"] is None and config["slow_floor_source"].startswith("off (no server_watchdog_slow_floor")
+    assert config["slow_floor"] is None and config["slow_floor_source"].startswith("off (no watchdog_slow_floor")
 
 
 @pytest.mark.parametrize("measured, rate", [({"single_stream_tok_s": 24.2}, 24.2),
@@ -115,18 +115,28 @@ def test_engine_metrics_table():
 
 
 def test_one_spelling_from_inventory_to_program():
-    """Every watchdog option is its role variable without the ``server_watchdog_``/``server_``
+    """Every watchdog option is its role variable without the ``watchdog_``/``server_``
     prefix, and the program reads that same key (issue 21: restart_budget was max_restarts_per_hour)."""
     import os
     import yaml
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
     with open(os.path.join(root, "roles", "server", "vars", "main.yml"), encoding="utf-8") as handle:
         options = yaml.safe_load(handle)["__server_watchdog_options"]
-    with open(os.path.join(root, "roles", "server", "defaults", "main.yml"), encoding="utf-8") as handle:
-        defaults = yaml.safe_load(handle)
-    renamed = {"probe_prompt": "server_smoke_prompt", "unified_memory": "server_deployment.memory.unified"}
+    defaults = {}
+    for role in ("server", "watchdog"):
+        with open(os.path.join(root, "roles", role, "defaults", "main.yml"), encoding="utf-8") as handle:
+            defaults.update(yaml.safe_load(handle))
+    renamed = {"probe_prompt": "server_smoke_prompt"}
+    # unified_memory is the plan's own (server_deployment.memory.unified), not a setting.
+    assert "unified_memory" not in options
+    options = dict(options, unified_memory=None)
     for key, value in options.items():
-        variable = renamed.get(key) or next(v for v in ("server_watchdog_" + key, "server_" + key) if v in defaults)
+        if key == "unified_memory":
+            continue
+        if key == "startup_grace":  # null: the server role's readiness cap
+            assert value == "{{ server_ready_timeout if watchdog_startup_grace is none else watchdog_startup_grace }}"
+            continue
+        variable = renamed.get(key) or next(v for v in ("watchdog_" + key, "server_" + key) if v in defaults)
         assert value.replace(" | bool", "") == "{{ %s }}" % variable
     config = watchdog_config(DEPLOYMENT, OPTIONS)
     loaded = program().load_config(config)

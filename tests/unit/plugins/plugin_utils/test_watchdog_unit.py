@@ -15,7 +15,7 @@ import pytest
 from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, watchdog_unit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
-TEMPLATE = os.path.join(ROOT, "roles", "server", "templates", "etc", "systemd", "system", "inferops-watchdog@.service.j2")
+TEMPLATE = os.path.join(ROOT, "roles", "watchdog", "templates", "etc", "systemd", "system", "inferops-watchdog@.service.j2")
 ANALYZE = shutil.which("systemd-analyze")
 needs_systemd = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
 DIRS = {"script_dir": "/usr/local/lib/inferops-serving", "config_dir": "/etc/inferops-serving",
@@ -28,8 +28,8 @@ def render(dirs, config):
     with open(TEMPLATE, encoding="utf-8") as handle:
         template = env.from_string(handle.read())
     drop = config["drop_caches_file"] if config["drop_caches_before_start"] else None
-    return template.render(ansible_managed="Ansible managed", server_state_dir=dirs["state_dir"],
-                           __server_watchdog_unit=watchdog_unit(dirs, config["docker_host"], drop))
+    watchdog = {"state_dir": dirs["state_dir"], "unit": watchdog_unit(dirs, config["docker_host"], drop)}
+    return template.render(ansible_managed="Ansible managed", server_deployment={"watchdog": watchdog})
 
 
 GB10 = {"docker_host": "unix:///var/run/docker.sock", "drop_caches_before_start": True,
@@ -66,7 +66,7 @@ def test_a_writable_path_in_a_home_directory_stays_writable(key, value):
 
 
 @pytest.mark.parametrize("key, variable", [("script_dir", "server_script_dir"), ("state_dir", "server_state_dir"),
-                                           ("textfile_dir", "server_watchdog_textfile_dir")])
+                                           ("textfile_dir", "watchdog_textfile_dir")])
 def test_a_path_no_quoting_carries_is_refused_naming_its_variable(key, variable):
     with pytest.raises(SystemdValueError, match="^%s: the value contains the control character" % variable):
         watchdog_unit(dict(DIRS, **{key: "/opt/a\nExecStartPre=/bin/rm -rf /"}), "unix:///var/run/docker.sock")

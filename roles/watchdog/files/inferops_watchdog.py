@@ -87,7 +87,7 @@ FINISHING = ("slow",)
 OUTCOMES = QUIET + FAULTS
 
 # Every setting that has a role variable is required: the server role writes them all
-# (plugins/plugin_utils/_watchdog.py), spelled as the variable without its ``server_watchdog_``
+# (plugins/plugin_utils/_watchdog.py), spelled as the variable without its ``watchdog_``
 # or ``server_`` prefix, and its defaults/main.yml is their one home.
 REQUIRED = {"container": str, "engine": str, "served_model_name": str, "urls": dict, "metrics": dict,
             "state_file": str, "docker_host": str, "probe_prompt": str, "meminfo_path": str,
