@@ -11,7 +11,7 @@ short_description: A bash script whose one docker run starts a profile's contain
 version_added: 0.1.0
 description:
   - Renders the output of P(inferops.serving.launch_spec#filter) as a human-readable bash
-    script, in the seeds' form (C(docker run -d), no C(--rm), one flag per line).
+    script, in the field reports' form (C(docker run -d), no C(--rm), one flag per line).
   - Every value is single-line and shell-quoted; a value with a newline or another control
     character is refused with an error naming the field, so running the script executes that one
     C(docker run) and nothing else.

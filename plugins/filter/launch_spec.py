@@ -22,7 +22,7 @@ options:
   options:
     description:
       - Launch options. C(name) container name (default the profile name); C(port) serving port
-        on the host; C(network_mode) V(bridge) (publish the port, as the seeds do) or V(host);
+        on the host; C(network_mode) V(bridge) (publish the port, as the field reports do) or V(host);
         C(registry_prefix) registry in front of the image repository; C(model_cache_dir) host
         directory mounted at C(/root/.cache/huggingface); C(engine_cache_dir) host directory
         persisting the engine's compile and JIT caches (one subdirectory per cache, none when

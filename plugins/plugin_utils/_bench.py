@@ -10,7 +10,7 @@ an inventory overlay, and gate a new image on its throughput and speculative acc
 
 Pure functions over plain dicts (what a load generator's JSON and ``/metrics`` give); the
 playbooks run the load and write files, these decide. Every rule is written in its function's
-docstring with the field report (``shared/seeds``) it follows.
+docstring with the field report it follows.
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import math
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_by_label, metric_max, metric_sum
 
-# Figures of one concurrency level, as a load generator reports them (seed 000: guidellm 0.6.0;
-# seed 002: bench_serving). Optional ones are summarised when every used run has them.
+# Figures of one concurrency level, as a load generator reports them (the GB10 field report: guidellm 0.6.0;
+# the g7e field report: bench_serving). Optional ones are summarised when every used run has them.
 LEVEL_FIGURES = ("output_tok_s", "ttft_p50_s", "ttft_p99_s", "itl_p50_ms", "itl_p99_ms", "requests_per_s")
 # accept_length: SGLang's speculative acceptance, the gauge sglang:spec_accept_length (SGLang 0.5.4
 # srt/metrics/collector.py; set by srt/managers/scheduler_metrics_mixin.py every decode log interval
@@ -31,11 +31,11 @@ OBJECTIVE_FIGURES = LEVEL_FIGURES + OPTIONAL_FIGURES
 # Seed 000 s.1: a draft token costs 9.3 ms on a 65.3 ms base step (k=2 24.2 vs k=3 23.5 tok/s
 # single stream at acceptance 0.67/0.36/0.16), i.e. 14 % of a step.
 DRAFT_COST = 0.1424
-# Measured tok/s within this share of the best count as a tie: the smaller k wins (seed 000:
+# Measured tok/s within this share of the best count as a tie: the smaller k wins (the GB10 field report:
 # "k=2 is as fast as k=3 and cheaper").
 K_TIE = 0.02
 # A speculative image whose accepted draft tokens per step fell below this share of the
-# baseline's has collapsed acceptance (seed 001: MTP "silently off", 9.5 tok/s).
+# baseline's has collapsed acceptance (the GB10 write-up: MTP "silently off", 9.5 tok/s).
 ACCEPTANCE_COLLAPSE = 0.5
 
 
@@ -61,7 +61,7 @@ def level_metrics(before, after, names):
     deployment plan's ``metrics``, _engines.METRICS of its engine).
 
     vLLM: ``acceptance_per_pos`` = the per-position accepted-token counter's delta over the
-    drafts counter's delta (the unconditional acceptance of each draft position; seed 000 read
+    drafts counter's delta (the unconditional acceptance of each draft position; the GB10 field report read
     0.67 / 0.36 / 0.16 this way); SGLang: ``accept_length``, the gauge after the level. Both:
     ``kv_cache_usage`` (the usage gauge after the level, 0-1) and ``generation_tokens`` (delta).
     A figure the engine does not export is None.
@@ -95,11 +95,11 @@ def _mean_std(values):
 def summarise(runs):
     """Mean +- sample standard deviation per concurrency level over the runs that count.
 
-    Rule (seed 002's methodology, "3 runs minimum, report R2-R3 mean +- std (R1 is cold-start)";
-    seed 001: the first requests after a start pay the CUDA-graph tax): with 3 or more runs,
+    Rule (the g7e field report's methodology, "3 runs minimum, report R2-R3 mean +- std (R1 is cold-start)";
+    the GB10 write-up: the first requests after a start pay the CUDA-graph tax): with 3 or more runs,
     the run with the lowest ``run`` number is a warm-up and is dropped; with fewer, every run
     counts and ``warmup_dropped`` is False (report that the figures include a cold run). The
-    standard deviation is the sample one (n - 1): seed 002's R2 3,232 and R3 3,198 give
+    standard deviation is the sample one (n - 1): the g7e field report's R2 3,232 and R3 3,198 give
     3,215 +- 24. ``kv_cache_usage``, ``accept_length`` (SGLang's mean tokens per speculative step,
     ``sglang:spec_accept_length``) and ``acceptance_per_pos`` (vLLM's, per draft position) are
     summarised when every run that has the level reports them.
@@ -146,8 +146,8 @@ def summarise(runs):
 
 
 # Where each figure of a profile's ``measured`` section was taken: at concurrency 1, at the saturation
-# point (client concurrency equal to the profile's max-num-seqs: seed 000's sweep), or at the burst's
-# size (seed 002: 500 prompts at once). Earlier keys win where two give the same figure at one level.
+# point (client concurrency equal to the profile's max-num-seqs: the GB10 field report's sweep), or at the burst's
+# size (the g7e field report: 500 prompts at once). Earlier keys win where two give the same figure at one level.
 MEASURED_AT = (("single_stream_tok_s", "output_tok_s", "single"),
                ("aggregate_tok_s", "output_tok_s", "saturation"),
                ("saturated_tok_s", "output_tok_s", "saturation"),
@@ -176,7 +176,7 @@ def measured_figures(measured, max_num_seqs=None, burst_requests=None):
     """A profile's ``measured`` figures with the concurrency each was taken at (MEASURED_AT):
     ``[(key, figure, concurrency, value)]``, in MEASURED_AT's order. A figure whose concurrency is
     unknown here (no max-num-seqs, or no burst in this sweep) or whose value is not a number is left out;
-    so is a second figure for one level (seed 000's profile has both ``saturated_tok_s`` 131.3 and
+    so is a second figure for one level (the GB10 field report's profile has both ``saturated_tok_s`` 131.3 and
     ``sustained_tok_s`` 136 at 32: the first in MEASURED_AT's order stands)."""
     measured = measured or {}
     at = {"single": 1, "saturation": max_num_seqs, "burst": burst_requests}
@@ -279,7 +279,7 @@ def advise_k(acceptance_per_pos, tok_s_by_k=None, draft_cost=DRAFT_COST):
     Without it, from the per-position acceptance (unconditional: position i accepted in this
     share of steps; vLLM ``spec_decode_num_accepted_tokens_per_pos_total / num_drafts``): a step
     with k drafts yields ``E_k = 1 + a_0 + ... + a_{k-1}`` tokens and costs ``1 + k * c`` base
-    steps (c: a draft token's cost, seed 000's 14 %). Position k is kept while it pays for its
+    steps (c: a draft token's cost, the GB10 field report's 14 %). Position k is kept while it pays for its
     forward: ``a_k / E_k > c / (1 + k * c)``, i.e. tokens per unit time grow. Seed 000 at
     temperature 1.0, 0.67 / 0.36 / 0.16: position 1 (0.36 / 1.67 = 0.22 > 0.125) is kept,
     position 2 (0.16 / 2.03 = 0.079 < 0.111) is not: k = 2, as the seed chose.
@@ -359,9 +359,9 @@ def choose(sweep, objective):
 
     ``sweep``: ``[{"config": {"max_num_seqs": 16, "k": 2, "max_num_batched_tokens": 8192},
     "output_tok_s": 99.6, "ttft_p99_s": 7.7, ...}]`` (figures at the configuration's own
-    saturation point, client concurrency = max-num-seqs as seed 000 swept; numbers or
+    saturation point, client concurrency = max-num-seqs as the GB10 field report swept; numbers or
     summarise()'s ``{mean, std}``). ``objective``: upper bounds on figures (``ttft_p99_s``,
-    ``itl_p99_ms``, ...), ``min_<figure>`` for lower bounds. Rule (seed 000: "pick max_num_seqs
+    ``itl_p99_ms``, ...), ``min_<figure>`` for lower bounds. Rule (the GB10 field report: "pick max_num_seqs
     to your latency SLO, not the max"): drop every configuration that breaks a bound, take the
     highest output tok/s; on a tie the smaller max_num_seqs (less KV, less queueing), then the
     smaller k. Seed 000's sweep with TTFT <= 8 s: 4 (1.2 s), 8 (6.6 s) and 16 (7.7 s) meet it,
@@ -478,7 +478,7 @@ def gate(baseline, candidate, threshold=0.10):
     more than ``threshold`` (default 10 %: issue 12's "a nightly 30 % slower is refused"), or
     (2) speculative acceptance collapsed: the baseline accepted drafts, and the candidate's
     accepted draft tokens per step (sum of the per-position acceptance, or SGLang's accept length
-    less one) fell below half the baseline's, or it reports none (seed 001: MTP configured and
+    less one) fell below half the baseline's, or it reports none (the GB10 write-up: MTP configured and
     "on" while silently off at 9.5 tok/s). Both figures are in the verdict and its message.
 
     ``baseline`` / ``candidate``: ``{"concurrency": 32, "output_tok_s": 131.3,

@@ -133,7 +133,7 @@ def speculative(deployment):
 
 def candidates(deployment, max_num_seqs=None, k=None, base_overrides=None):
     """The configurations tune.yml deploys and sweeps: every max-num-seqs value (default 4, 8, 16,
-    32: seed 000's sweep) times every k (default 1, 2, 3 for a speculative profile; none otherwise:
+    32: the GB10 field report's sweep) times every k (default 1, 2, 3 for a speculative profile; none otherwise:
     k is not swept without draft tokens). Each with
     the ``server_profile_overrides`` to deploy it: the inventory's own overrides (``base_overrides``)
     with _bench.overlay's args laid over them, and the concurrency to sweep it at (its

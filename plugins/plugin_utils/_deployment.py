@@ -294,7 +294,7 @@ def _plan(profile, options=None, lock=None, overrides=None, dirs=None):
     served = engines.served_model_name(engine, profile.get("args"), profile.get("model"))
     if smoke.get("prompt"):
         # The smoke request's body, one for the proof (verify.yml) and the status (status.yml):
-        # a real completion at temperature 0 (seed 002's correctness gate, "2+2" = 4).
+        # a real completion at temperature 0 (the g7e field report's correctness gate, "2+2" = 4).
         smoke["request"] = {"model": served, "messages": [{"role": "user", "content": smoke["prompt"]}],
                             "temperature": 0, "max_tokens": int(smoke.get("max_tokens") or 64)}
     return {
@@ -569,7 +569,7 @@ def acceptance_per_position(metrics, before, after):
     """Speculative acceptance rate per draft position over a window, from two /metrics texts.
 
     vLLM: the accepted-token count at each position divided by the number of drafts, both as
-    deltas between ``before`` and ``after`` (seed 000 read 0.67 / 0.36 / 0.16 at k=2..3 this
+    deltas between ``before`` and ``after`` (the GB10 field report read 0.67 / 0.36 / 0.16 at k=2..3 this
     way). ``metrics`` is the engine's METRICS entry. None when the engine does not export it
     (SGLang: only its mean accept length) or no draft was made in the window.
     """

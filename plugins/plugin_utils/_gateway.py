@@ -52,9 +52,9 @@ DRAIN_CALLBACK = "inferops_drain.drain_filter"
 PROVIDER = {"vllm": "hosted_vllm", "sglang": "hosted_vllm"}
 ROUTING_STRATEGIES = ("simple-shuffle", "least-busy", "latency-based-routing", "usage-based-routing-v2")
 # The router's settings with their defaults, suited to long generations: a completion of a few
-# thousand tokens at ~20 tok/s (seed 000's single stream) runs minutes, so the request timeout is
+# thousand tokens at ~20 tok/s (the GB10 field report's single stream) runs minutes, so the request timeout is
 # 10 min; a stream must send its first chunk within ``stream_timeout`` (TTFT ~9 s at saturation
-# in seed 000, minutes for a long prompt under load). A failed deployment is cooled down at once
+# in the GB10 field report, minutes for a long prompt under load). A failed deployment is cooled down at once
 # (``allowed_fails`` 0) so the retry goes to another host of the group: an engine that answers
 # 5xx is draining, restarting or dead. LiteLLM never cools down a group's only deployment.
 SETTINGS = {

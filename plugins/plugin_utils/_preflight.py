@@ -100,7 +100,7 @@ def host_checks(deployment, gpu, options=None):
               % (name, hardware["gpu_memory_mib"], ", ".join(str(m) for m in memories) or "no"))
     if unified:
         # GB10 is unified memory: nvidia-smi reports none, and the engine claims its share of
-        # MemTotal at start, so that much must be free (seed 000: "free >= util x total at start").
+        # MemTotal at start, so that much must be free (the GB10 field report: "free >= util x total at start").
         # The serving container's own memory is freed when it is replaced.
         # gpu_info words it by the unified-memory rule (plugins/module_utils/_unified_memory.py):
         # MemFree, MemAvailable, the page cache, and server_drop_caches_before_start when only

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """playbooks/benchmark.yml end to end on this machine: a one-host inventory whose host is the controller
 (local connection), serving the lab's engine simulator as a local process on 127.0.0.1:8295-8299 (the
-test double of vLLM serving seed 000's latency profile: MTP k=2, max-num-seqs 4, the performance model
-calibrated to seed 000), the real load generator (AIPerf in .venv-loadgen, created once by
+test double of vLLM serving the GB10 field report's latency profile: MTP k=2, max-num-seqs 4, the performance model
+calibrated to the GB10 field report), the real load generator (AIPerf in .venv-loadgen, created once by
 scripts/loadgen-env). A 2-level (1, 4), 2-run, 5 s sweep: results.json, summary.json, table.md beside
 the profile's measured figures, plot.png, progress while it runs. The endpoint requires an API key
 (VLLM_API_KEY, as `vllm serve` reads it): the inventory's server_secrets reaches the load generator
@@ -62,7 +62,7 @@ def loadgen_env():
 
 @pytest.fixture
 def simulator(tmp_path):
-    """The engine simulator serving seed 000's latency profile (max-num-seqs 4) as vLLM would."""
+    """The engine simulator serving the GB10 field report's latency profile (max-num-seqs 4) as vLLM would."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "nvidia-smi").write_text("#!/bin/sh\ncat <<'ROWS'\n" + lab_doubles.GB10_ROWS + "ROWS\n")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Seed 002's burst through the real load generator: scripts/run-loadgen sweep --workload burst (AIPerf in
-.venv-loadgen: every request at once, 200-token prompts, outputs drawn around seed 002's ~101 tokens)
-against the lab's engine simulator run as a local process with seed 002's SGLang launch command (8x RTX
+.venv-loadgen: every request at once, 200-token prompts, outputs drawn around the g7e field report's ~101 tokens)
+against the lab's engine simulator run as a local process with the g7e field report's SGLang launch command (8x RTX
 PRO 6000, FP8, TP8/EP8, the engine's KV pool of 17,892,656 tokens), its performance model in wall-clock
 time.
 
@@ -9,12 +9,12 @@ What it proves: what AIPerf measures over HTTP (output tok/s, requests/s, mean T
 between streamed tokens) is what the performance model says for the very requests AIPerf sent (their
 output lengths read back from AIPerf's per-request records and run through perf.burst in virtual
 time), within 15 %; with the full
-500 requests (`make bench`), also within 10 % of seed 002's own R2-R3 figures (3,215 tok/s, 31.9 req/s,
+500 requests (`make bench`), also within 10 % of the g7e field report's own R2-R3 figures (3,215 tok/s, 31.9 req/s,
 mean TTFT 2.9 s, median ITL 61 ms), as tests/unit/lab/test_engine_sim_perf.py checks the model alone.
 Measured here (2-core machine, a CI run beside it): 100 requests at 0.25, 62 s, model time 1,452 tok/s,
 13.3 req/s, mean TTFT 0.79 s, median gap 33 ms (the model for the same outputs: 1,458 / 13.4 / 0.75 s /
 33 ms); 500 at 0.1, 225 s: 3,153 tok/s, 29.7 req/s, 2.94 s, 64 ms (the model: 3,157 / 29.7 / 2.94 s /
-64 ms; seed 002: 3,215 / 31.9 / 2.91 s / 61 ms).
+64 ms; the g7e field report: 3,215 / 31.9 / 2.91 s / 61 ms).
 What it does not prove: anything about a real SGLang; the lab's Docker fleet (benchmark.yml against
 lab-g7e runs the same sweep through the playbook: `-e benchmark_workload=burst`).
 
@@ -55,7 +55,7 @@ _spec.loader.exec_module(perf)
 REQUESTS = int(os.environ.get("INFEROPS_BENCH_BURST_REQUESTS", "100"))
 SCALE = float(os.environ.get("INFEROPS_BENCH_BURST_TIME_SCALE", "0.25"))
 MODEL = "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8"
-KV_TOKENS = 17892656  # seed 002: the engine's KV pool, which the simulator states for this launch
+KV_TOKENS = 17892656  # the g7e field report: the engine's KV pool, which the simulator states for this launch
 
 
 def model_rate(measured_per_s):
@@ -77,7 +77,7 @@ def loadgen_python():
 
 @pytest.fixture
 def sglang(tmp_path):
-    """The simulator as SGLang with seed 002's launch command, slowed SCALE times."""
+    """The simulator as SGLang with the g7e field report's launch command, slowed SCALE times."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "nvidia-smi").write_text("#!/bin/sh\ncat <<'ROWS'\n" + lab_doubles.RTX_PRO_6000_ROWS + "ROWS\n")
@@ -125,13 +125,13 @@ def test_seed002_burst_through_aiperf_against_the_simulator(loadgen_python, sgla
     report = json.loads((artifacts / "profile_export_aiperf.json").read_text())
     outputs, gaps = profiled_requests(artifacts / "profile_export.jsonl")
     assert len(outputs) == REQUESTS and gaps
-    # The outputs are drawn around seed 002's mean (~101 tokens; AIPerf's truncated normal).
+    # The outputs are drawn around the g7e field report's mean (~101 tokens; AIPerf's truncated normal).
     assert 85 <= sum(outputs) / len(outputs) <= 118, sum(outputs) / len(outputs)
 
     measured = {"output_tok_s": model_rate(level["output_tok_s"]),
                 "requests_per_s": model_rate(level["requests_per_s"]),
                 "ttft_mean_s": model_seconds(report["time_to_first_token"]["avg"] / 1000.0),
-                # Per gap, as seed 002's bench_serving and perf.burst count it. AIPerf's own ITL (the
+                # Per gap, as the g7e field report's bench_serving and perf.burst count it. AIPerf's own ITL (the
                 # level's itl_p50_ms) is per request, (latency - TTFT) / (tokens - 1), which also counts
                 # the decode pauses of SGLang's prefill-first steps: ~35 % more here.
                 "itl_p50_s": model_seconds(sorted(gaps)[len(gaps) // 2] / 1000.0)}

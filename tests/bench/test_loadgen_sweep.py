@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A real load sweep, end to end on this machine: scripts/loadgen-env (AIPerf in .venv-loadgen, created
-once, then reused), the lab's engine simulator as a local process on 127.0.0.1 (seed 000's latency
+once, then reused), the lab's engine simulator as a local process on 127.0.0.1 (the GB10 field report's latency
 profile: vLLM personality, MTP k=2), scripts/run-loadgen sweep over two concurrency levels, then the plot.
 
 Not the shared lab: no Docker, a port in 8280-8289. Short levels by default (2 levels x 1 run x 5 s:
@@ -92,7 +92,7 @@ def test_sweep_against_the_simulator(loadgen_python, simulator, tmp_path):
             assert level["errors"] == 0
             assert 0 < level["ttft_p50_s"] <= level["ttft_p99_s"]
             assert 0 <= level["itl_p50_ms"] <= level["itl_p99_ms"]
-            # MTP k=2 at temperature 1.0: two positions, the first accepted more often (seed 000: 0.67 / 0.36).
+            # MTP k=2 at temperature 1.0: two positions, the first accepted more often (the GB10 field report: 0.67 / 0.36).
             assert len(level["acceptance_per_pos"]) == 2
             assert 1 > level["acceptance_per_pos"][0] > level["acceptance_per_pos"][1] > 0
             assert 0 <= level["kv_cache_usage"] <= 1

@@ -6,9 +6,9 @@ max-num-seqs 32) made by tests/lab/fleet.yml from a temporary inventory (its loc
 and tuned overlay live there, never in the repository's inventories), converged with site.yml, then:
 
 * playbooks/benchmark.yml: a chat 512/256 sweep at concurrency 1 and 32, 3 runs (R2-R3 reported), the
-  figures within 10 % of seed 000's (23.6 single stream; 131.3 tok/s at 32, the simulator's
+  figures within 10 % of the GB10 field report's (23.6 single stream; 131.3 tok/s at 32, the simulator's
   calibration), KV-bound at 32, two draft positions, the table and plot;
-* playbooks/tune.yml with a TTFT objective that seed 000's data says fits 16 (mean TTFT 7.7 s at
+* playbooks/tune.yml with a TTFT objective that the GB10 field report's data says fits 16 (mean TTFT 7.7 s at
   16, 9.1 s at 32; the simulator: 4.5 s and 9.3 s): candidates 8, 16, 32 at k=2, the overlay
   recommends 16, lints, then deploys with site.yml and is proven with the plan's derived
   expectations (max_num_seqs 16);
@@ -17,8 +17,8 @@ and tuned overlay live there, never in the repository's inventories), converged 
   refused with both figures and on the known-bad list as slower_than_baseline, the canary back on
   the deployment before it; a nightly 5 % slower (within the 10 % threshold) pinned with its figures;
 * and on a second host, a simulated g7e (``bm-g7e``, port 8152, g7e-fp8-sglang: SGLang FP8 TP8/EP8) from
-  its own inventory: benchmark.yml with seed 002's burst (500 prompts at once), output tok/s within 10 %
-  of seed 002's 3,215 (the simulator slowed 10 times: INFEROPS_LAB_BENCH_BURST_TIME_SCALE), the profile's
+  its own inventory: benchmark.yml with the g7e field report's burst (500 prompts at once), output tok/s within 10 %
+  of the g7e field report's 3,215 (the simulator slowed 10 times: INFEROPS_LAB_BENCH_BURST_TIME_SCALE), the profile's
   burst figure beside it in the table.
 
 Time compression, and how the figures are read. At the performance model's own speed a 256-token
@@ -30,7 +30,7 @@ this file deploys (site.yml, tune's candidates, pin's canary, the nightlies) run
 tools measure is then exactly SCALE times the model's rates and 1/SCALE of its latencies, and the
 playbooks report (and record in summary.json, tune.json, the lock) those wall-clock figures as they
 are. The test converts honestly at its assertions only: measured tok/s / SCALE is compared with
-seed 000's tok/s; the TTFT objective given to tune.yml is seed 000's bound in model seconds / SCALE;
+the GB10 field report's tok/s; the TTFT objective given to tune.yml is the GB10 field report's bound in model seconds / SCALE;
 level durations are model seconds / SCALE (whole seconds). Relative figures (the pin gate's -30 %
 and -5 %, KV cache usage, acceptance per position) do not depend on SCALE. The table's "measured"
 column (the profile's prose figures) therefore reads SCALE times lower than the sweep's: expected.
@@ -38,8 +38,8 @@ The HTTP and load generator's own latencies are not scaled (milliseconds against
 at SCALE 8): they make the compressed figures very slightly worse, never better.
 
 Checked outside the lab on this 2-core machine (a CI run beside it), with the simulator as a local
-process (seed 000's throughput launch, max-num-seqs 32, SCALE 8) and scripts/run-loadgen, one run a
-level, figures in model time: 20 s levels (160 model s) gave 23.3 tok/s at 1 (seed 000: 23.6), 94.1 at
+process (the GB10 field report's throughput launch, max-num-seqs 32, SCALE 8) and scripts/run-loadgen, one run a
+level, figures in model time: 20 s levels (160 model s) gave 23.3 tok/s at 1 (the GB10 field report: 23.6), 94.1 at
 16 (99.6), 130.5 at 32 (131.3), KV 67.2 % at 32, acceptance 0.67 / 0.36; median TTFT 4.86 s at 16 and
 10.54 s at 32 (the tune bound 8.5 s between them); at concurrency 4 with 15 s levels 48.1 tok/s (47.1),
 46.2 with the 5 % slower nightly's fault (-4.0 %: accepted), 31.3 with the 30 % one (-35 %: refused);
@@ -50,10 +50,10 @@ hour), INFEROPS_LAB_BENCH_SECONDS (model seconds per benchmark level, default 16
 (AIPerf, .venv-loadgen) is created by scripts/loadgen-env on first use (3-5 minutes; cached after).
 Measured on the 2-core lab machine on 2026-12-01 (a mutation run niced beside it): the Spark's three
 tests 16.5 minutes (fleet and converge 63 s, benchmark 254 s, tune 284 s, pin 366 s), the g7e's 5.4
-minutes (fleet and converge 81 s, the burst 237 s). Figures in model time: 23.3 tok/s at 1 (seed 000:
+minutes (fleet and converge 81 s, the burst 237 s). Figures in model time: 23.3 tok/s at 1 (the GB10 field report:
 23.6), 129.4 at 32 (131.3), KV 63.5 % at 32, acceptance 0.67 / 0.36; tune chose 16; the pin's baseline
-383.4 tok/s measured (47.9 in model time; seed 000: 47.1), the 30 % slower nightly 268.8 (-29.9 %:
-refused), the 5 % one 364.9 (-4.8 %: pinned); the g7e burst 3,108 tok/s (seed 002: 3,215, -3.3 %).
+383.4 tok/s measured (47.9 in model time; the GB10 field report: 47.1), the 30 % slower nightly 268.8 (-29.9 %:
+refused), the 5 % one 364.9 (-4.8 %: pinned); the g7e burst 3,108 tok/s (the g7e field report: 3,215, -3.3 %).
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
     got = {level["concurrency"]: model_tok_s(level["output_tok_s"]["mean"]) for level in summary["levels"]}
     for concurrency, seed in ((1, SEED000[1]), (32, SEED000[32])):
         assert abs(got[concurrency] / seed - 1) <= 0.10, (
-            "concurrency %d: %.1f tok/s in model time (measured / SCALE %g) vs seed 000's %.1f; all: %s. Lower only "
+            "concurrency %d: %.1f tok/s in model time (measured / SCALE %g) vs the GB10 field report's %.1f; all: %s. Lower only "
             "under CPU starvation (the simulator drops a step's lost time after 50 ms): retry with "
             "INFEROPS_LAB_BENCH_TIME_SCALE=4" % (concurrency, got[concurrency], SCALE, seed, got))
     saturated = summary["levels"][-1]
@@ -156,7 +156,7 @@ def test_benchmark_reproduces_seed000s_curve(fleet, tmp_path):
     assert "ASYNC POLL on %s" % HOST in result.stdout
 
 
-# The tune objective: median TTFT <= 8.5 s in the model's time (seed 000's scale).
+# The tune objective: median TTFT <= 8.5 s in the model's time (the GB10 field report's scale).
 TUNE_TTFT_P50_MODEL_S = 8.5
 
 
@@ -168,7 +168,7 @@ def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, 
     The objective: median TTFT <= 8.5 s of model time, i.e. 8.5 / SCALE s as measured. Seed 000 measured
     6.6 s at 8, 7.7 s at 16 and 9.1 s at 32 (means at saturation); the simulator's calibration gives
     medians of 2.3 s, 4.5 s and 9.3 s over 180 s (perf.closed_loop): 8 and 16 meet it, 32 does not, and
-    16 has the more tok/s (seed 000: 99.6 against 73.5). 32's margin is ~9 % (the HTTP and AIPerf
+    16 has the more tok/s (the GB10 field report: 99.6 against 73.5). 32's margin is ~9 % (the HTTP and AIPerf
     latencies only add to it): if it passes, lower the bound towards 16's figure in tune.json."""
     overlay = os.path.join(fleet, "host_vars", HOST, "tuned.yml")
     objective = round(TUNE_TTFT_P50_MODEL_S / SCALE, 4)
@@ -199,7 +199,7 @@ def test_tune_recommends_16_for_a_ttft_objective_and_the_overlay_deploys(fleet, 
 
 
 def pin_bench(inventory, *extra, check=True):
-    # The reference concurrency 4 (seed 000, maxseq=32: 47.1 tok/s): a 256-token request takes ~22 s
+    # The reference concurrency 4 (the GB10 field report, maxseq=32: 47.1 tok/s): a 256-token request takes ~22 s
     # of model time, so 120 model seconds (15 s at SCALE 8) complete ~20; 2 runs (the level's warm-up
     # requests first; both pins measured alike, so the gate compares like with like). About 3 minutes a pin.
     return playbook(inventory, "playbooks/pin.yml", "-e", "pin_image=" + IMAGE,
@@ -291,7 +291,7 @@ def test_benchmark_reproduces_seed002s_burst_on_a_g7e(g7e_fleet, tmp_path):
     # Seed 002's burst shape, in the model's time: output tok/s within 10 % of 3,215.
     got = level["output_tok_s"]["mean"] / G7E_SCALE
     assert abs(got / SEED002_BURST_TOK_S - 1) <= 0.10, (
-        "burst of 500: %.0f output tok/s in model time (measured / %g) vs seed 002's %d"
+        "burst of 500: %.0f output tok/s in model time (measured / %g) vs the g7e field report's %d"
         % (got, G7E_SCALE, SEED002_BURST_TOK_S))
     table = (host / "table.md").read_text()
     assert table.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: g7e field report"), table

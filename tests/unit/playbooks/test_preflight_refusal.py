@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-# The nightly prefix of data/known_bad_images.yml (seed 000's crash on the first MTP request).
+# The nightly prefix of data/known_bad_images.yml (the GB10 field report's crash on the first MTP request).
 KNOWN_BAD = "sha256:473de04c" + "0" * 56
 GOOD = "sha256:" + "a" * 64
 # gpu_info on the lab's GB10 and on the g7e's eight RTX PRO 6000.

@@ -2,7 +2,7 @@
 """The server role's proof (tasks/verify.yml) refuses what it exists to refuse, run by
 ansible-playbook on this machine against:
 
-* the engine simulator (tests/lab/engine_sim) started on loopback with the seed 000 command line,
+* the engine simulator (tests/lab/engine_sim) started on loopback with the the GB10 field report command line,
   right, or with its ``wrong_answer`` fault (every number one more: "2+2" answered "5");
 * the Docker Engine API double (docker_engine_double.py) serving the container ``engine`` and its
   log, a real vLLM 0.19 start on GB10 (tests/unit/fixtures/logs/vllm-0.19-gb10-nvfp4-mtp-ok.log:

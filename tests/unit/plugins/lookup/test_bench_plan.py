@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The benchmark playbooks' decisions (the bench_plan lookup over plugins/plugin_utils/_bench_plays.py)
-on the field reports' own figures: seed 000's max-num-seqs sweep and acceptance, seed 001's k=1 vs k=2,
-seed 002's burst runs. Deployments are the real plans of the shipped profiles (_deployment.plan)."""
+on the field reports' own figures: the GB10 field report's max-num-seqs sweep and acceptance, the GB10 write-up's k=1 vs k=2,
+the g7e field report's burst runs. Deployments are the real plans of the shipped profiles (_deployment.plan)."""
 from __future__ import annotations
 
 import pytest
@@ -116,7 +116,7 @@ def test_table_puts_the_profiles_measured_figures_beside_the_sweep(spark):
 
 
 def test_table_puts_seed002s_burst_figure_beside_a_burst_only():
-    # profiles/g7e-fp8-sglang.yml measured burst_output_tok_s 3215 (seed 002, 500 prompts at once).
+    # profiles/g7e-fp8-sglang.yml measured burst_output_tok_s 3215 (the g7e field report, 500 prompts at once).
     g7e_baseline = plan("g7e-fp8-sglang")
     text = _bench_table(seed002_results(), g7e_baseline)
     assert text.startswith("Profile g7e-fp8-sglang (no max-num-seqs set); measured: g7e field report")
@@ -237,7 +237,7 @@ def test_gate_without_a_comparable_baseline_records_and_accepts():
 
 
 def test_tune_with_one_k_says_so_and_what_the_acceptance_rule_suggests(spark):
-    # Only k=3 swept; its acceptance (seed 000: 0.67 / 0.36 / 0.16) says position 3 does not pay: k=2.
+    # Only k=3 swept; its acceptance (the GB10 field report: 0.67 / 0.36 / 0.16) says position 3 does not pay: k=2.
     entries = [{"config": {"max_num_seqs": seqs, "k": 3},
                 "level": level(seqs, tok_s, ttft, acceptance_per_pos=[0.67, 0.36, 0.16])}
                for seqs, tok_s, ttft in SEED000_SWEEP]
@@ -250,7 +250,7 @@ def test_tune_with_one_k_says_so_and_what_the_acceptance_rule_suggests(spark):
 def test_tune_on_sglang_derives_k_advice_from_its_accept_lengths(g7e):
     # SGLang exports only sglang:spec_accept_length (tokens per verify step). Swept at k = 1, 2, 3 with the
     # simulator's g7e acceptance at temperature 1.0 (0.90 / 0.75 / 0.55: tests/lab/engine_sim perf.py),
-    # its lengths are 1.90, 2.65, 3.20 (seed 002's EAGLE: 3.2 at 3 steps).
+    # its lengths are 1.90, 2.65, 3.20 (the g7e field report's EAGLE: 3.2 at 3 steps).
     entries = [{"config": {"max_num_seqs": 48, "k": k},
                 "level": level(48, tok_s, 2.9, accept_length=length)}
                for k, tok_s, length in ((1, 2600.0, 1.90), (2, 3000.0, 2.65), (3, 3215.0, 3.20))]

@@ -109,7 +109,7 @@ def test_free_memory_starts_whatever_the_settings(reads, drop):
 
 def test_a_quiet_gb10_lacks_free_memory_for_a_0_9_share():
     # Why MemFree cannot be the judge for vLLM: with only 12.6 GiB of ordinary page cache, MemFree
-    # (103.3 GiB) is below 0.9 x 121.7 GiB, the seeds' gpu-memory-utilization, while vLLM (which
+    # (103.3 GiB) is below 0.9 x 121.7 GiB, the field reports' gpu-memory-utilization, while vLLM (which
     # reads MemAvailable) starts there.
     assert verdict(PAGE_CACHE_GONE)["action"] == "start"
     assert verdict(PAGE_CACHE_GONE)["cache_bound"] is True

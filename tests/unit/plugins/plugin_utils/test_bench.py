@@ -32,8 +32,8 @@ def test_summarise_drops_the_warm_up_run_as_seed002_reports():
     summary = b.summarise(list(reversed(seed002_runs())))  # order of the list does not matter
     assert summary["runs_used"] == [2, 3] and summary["warmup_dropped"] and summary["warmup_run"] == 1
     tok_s = summary["levels"][0]["output_tok_s"]
-    assert tok_s["mean"] == pytest.approx(3215) and round(tok_s["std"]) == 24  # seed 002: 3,215 +- 24
-    assert summary["levels"][0]["itl_p99_ms"]["mean"] == pytest.approx(215)  # seed 002: R2-R3 P99 ITL 215
+    assert tok_s["mean"] == pytest.approx(3215) and round(tok_s["std"]) == 24  # the g7e field report: 3,215 +- 24
+    assert summary["levels"][0]["itl_p99_ms"]["mean"] == pytest.approx(215)  # the g7e field report: R2-R3 P99 ITL 215
     assert summary["levels"][0]["runs"] == [2, 3]
 
 
@@ -154,7 +154,7 @@ def test_advise_k_from_seed000_acceptance_is_two():
     assert advice["k"] == 2 and advice["rule"] == "acceptance"
     assert advice["expected_tokens_per_step"] == pytest.approx(2.03)
     assert [step["kept"] for step in advice["positions"]] == [True, True, False]
-    # Greedy/code workloads accept more: the third position pays (seed 000: "higher k wins").
+    # Greedy/code workloads accept more: the third position pays (the GB10 field report: "higher k wins").
     assert b.advise_k([0.90, 0.72, 0.48])["k"] == 3
     assert b.advise_k([0.05, 0.01])["k"] == 0  # a draft that is never accepted costs a step share
 
@@ -256,7 +256,7 @@ def test_gate_refuses_collapsed_acceptance_even_at_full_speed():
     assert "accepted draft tokens per step none reported vs the baseline's 1.03" in off["message"]
     low = b.gate(baseline, {"concurrency": 1, "output_tok_s": 9.5, "acceptance_per_pos": [0.3, 0.1]})
     assert low["reasons"] == ["throughput", "speculative acceptance"]
-    # SGLang reports the accept length (seed 002: 3.2 tokens per step).
+    # SGLang reports the accept length (the g7e field report: 3.2 tokens per step).
     assert b.gate({"concurrency": 4, "output_tok_s": 376, "accept_length": 3.2},
                   {"concurrency": 4, "output_tok_s": 370, "accept_length": 2.0})["accepted"] is False
     assert b.gate({"concurrency": 4, "output_tok_s": 376}, {"concurrency": 4, "output_tok_s": 370})["accepted"]

@@ -14,7 +14,7 @@ OPTIONS = {"name": "inferops-serving", "port": 8101, "network_mode": "host", "se
            "engine_cache_dir": "/var/cache/inferops-serving/inferops-serving",
            "smoke": {"prompt": "What is 2+2?", "expect": "4", "max_tokens": 1024}}
 
-# What the shipped profiles stated in `expect` before the plan derived it (the seeds' facts, as
+# What the shipped profiles stated in `expect` before the plan derived it (the field reports' facts, as
 # committed at e531bb9): the derived expectations must prove exactly the same.
 SEED_EXPECT = {
     "gb10-nvfp4-mtp-latency": {
@@ -32,7 +32,7 @@ SEED_EXPECT = {
         "tensor_parallel_size": 8},
 }
 SEED_EXPECT["gb10-nvfp4-mtp-throughput"] = dict(SEED_EXPECT["gb10-nvfp4-mtp-latency"], max_num_seqs=32)
-# The EAGLE profile now states the running-request cap SGLang applied silently in seed 002's run
+# The EAGLE profile now states the running-request cap SGLang applied silently in the g7e field report's run
 # (issue 13): its flag is proven too.
 SEED_EXPECT["g7e-fp8-sglang-eagle"] = dict(SEED_EXPECT["g7e-fp8-sglang"], draft_moe_backend="TRITON",
                                            speculative_method="eagle", num_speculative_tokens=3, prefix_caching=False,

@@ -10,7 +10,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._deployment impor
 
 NIGHTLY = "vllm/vllm-openai:cu130-nightly"
 NEW, OLD = "sha256:" + "5e" * 32, "sha256:" + "3d" * 32
-# seed 000's bad nightly, by the prefix data/known_bad_images.yml records
+# the GB10 field report's bad nightly, by the prefix data/known_bad_images.yml records
 BAD = "sha256:473de04c" + "0" * 56
 PLAN = plan("gb10-nvfp4-mtp-latency", {"name": "inferops-serving", "port": 8101})
 LOCK = {"images": {NIGHTLY: {"digest": OLD, "pinned_at": "2026-11-01T10:00:00Z",

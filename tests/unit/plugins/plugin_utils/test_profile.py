@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Profiles render to the seeds' launch commands, flag for flag; overrides and pins behave."""
+"""Profiles render to the field reports' launch commands, flag for flag; overrides and pins behave."""
 from __future__ import annotations
 
 import json
@@ -22,10 +22,10 @@ from ansible_collections.inferops.serving.tests.unit.launch_scripts import (
 SEEDS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                      "fixtures", "seed_scripts")
 SEED_DIGEST = "sha256:3dbe092ec5b2cef63b6104d33fa75d6ce53a7870962529ada69f78bbbc38e776"
-# What the collection adds to the seeds' docker run: a bounded restart policy, rotated logs,
+# What the collection adds to the field reports' docker run: a bounded restart policy, rotated logs,
 # identifying labels. Everything else must be the seed's.
 OPERATIONAL_OPTIONS = {"--restart", "--log-driver", "--log-opt", "--label"}
-# The seeds pass the token as --env "HF_TOKEN=$HF_TOKEN" (its value on docker's command line); the
+# The field reports pass the token as --env "HF_TOKEN=$HF_TOKEN" (its value on docker's command line); the
 # collection passes secrets only in a 0600 Docker env file. Both are "the secret channel" here.
 SECRET_ENV_FILE = "/etc/inferops-serving/inferops-serving.env"
 SECRET_CHANNEL = {("--env", "HF_TOKEN=$HF_TOKEN"): ("secrets", "HF_TOKEN"),
