@@ -52,6 +52,8 @@ bench: lab-fleet
 	pytest tests/lab/test_benchmark.py -m heavy -q
 	INFEROPS_BENCH_QUIET=1 pytest tests/unit/lab/test_engine_sim_perf.py -k wall_clock -q
 
-## mutation: mutation testing (mutmut, requirements-bench.txt) of the log patterns, the profile lint, the launch script and the swap module
+## mutation: the roles' failure paths (scripts/role-mutations: each planted bug must fail a unit test), then mutation
+## testing (mutmut, requirements-bench.txt) of the log patterns, the profile lint, the launch script and the swap module
 mutation: env
+	scripts/role-mutations
 	benchmarks/mutation.sh
