@@ -85,4 +85,4 @@ class LookupModule(LookupBase):
             return [resolve_profile(str(name), dirs=dirs, lock=self.get_option("lock"),
                                     overrides=self.get_option("overrides")) for name in terms]
         except ProfileError as exc:
-            raise AnsibleLookupError(str(exc)) from exc
+            raise AnsibleLookupError(str(exc)) from None
