@@ -169,10 +169,16 @@ def test_every_collection_name_exists(doc):
 @pytest.mark.parametrize("doc", DOCS)
 def test_every_make_target_exists(doc):
     targets = make_targets()
-    claimed = set()
+    with open(os.path.join(ROOT, "Makefile"), encoding="utf-8") as handle:
+        makefile = handle.read()
+    claimed, settings = set(), set()
     for span in code_spans(read(doc)):
-        claimed.update(re.findall(r"(?:^|[;&|(]\s*)make\s+([a-z][\w-]*)", span.strip()))
+        for target, rest in re.findall(r"(?:^|[;&|(]\s*)make\s+([a-z][\w-]*)((?:\s+[A-Z_]+=\S*)*)", span.strip()):
+            claimed.add(target)
+            settings.update(re.findall(r"([A-Z_]+)=", rest))
     assert claimed - targets == set(), "%s names make targets the Makefile lacks: %s" % (doc, claimed - targets)
+    unknown = {name for name in settings if "$(%s)" % name not in makefile}
+    assert unknown == set(), "%s sets make variables the Makefile does not read: %s" % (doc, unknown)
 
 
 DEFAULT_CLAIM = re.compile(
@@ -255,7 +261,7 @@ def test_the_serving_probes_run_on_the_host_not_the_controller():
         assert "ansible.builtin.uri" in tasks, task_file
         assert "delegate_to" not in tasks and "connection: local" not in tasks, task_file
     guide = read("docs/lab-to-fleet.md")
-    assert "the controller needs SSH only" in guide
+    assert "for a converge the controller needs SSH only" in " ".join(guide.split())
     for doc in DOCS:
         assert not re.search(r"controller reaches each host's serving\s+port", read(doc)), doc
 

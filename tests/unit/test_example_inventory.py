@@ -105,6 +105,8 @@ def test_the_values_it_sets_pass_their_specs():
                            if key in ("type", "elements", "choices", "options", "required", "no_log")}}
             result = ArgumentSpecValidator(spec).validate({name: value})
             assert not result.error_messages, (path, name, result.error_messages)
+            if name == "server_profile":
+                assert os.path.exists(os.path.join(ROOT, "profiles", value + ".yml")), (path, value)
             checked += 1
     assert checked >= 6
 
