@@ -93,7 +93,8 @@ def collection_names():
     """The names `inferops.serving.<name>` may take: roles, playbooks, modules, lookups, filters, callbacks."""
     names = {os.path.basename(os.path.dirname(os.path.dirname(path))) for path in _spec_files()}
     names.update(os.path.basename(path) for path in glob.glob(os.path.join(ROOT, "roles", "*")))
-    names.update(os.path.splitext(os.path.basename(path))[0] for path in glob.glob(os.path.join(ROOT, "playbooks", "*.yml")))
+    names.update(os.path.splitext(os.path.basename(path))[0]
+                 for path in glob.glob(os.path.join(ROOT, "playbooks", "*.yml")))
     for kind in ("modules", "lookup", "callback", "action"):
         names.update(os.path.splitext(os.path.basename(path))[0]
                      for path in glob.glob(os.path.join(ROOT, "plugins", kind, "*.py")))
