@@ -317,3 +317,61 @@ def test_every_module_option_it_passes_exists(doc):
             source = handle.read()
         documentation = yaml.safe_load(re.search(r'DOCUMENTATION = r?"""(.*?)"""', source, re.S).group(1))
         assert set(yaml.safe_load(args)) <= set(documentation["options"]), (doc, module, args)
+
+
+def test_the_counts_it_quotes_are_the_trees():
+    """docs/operations.md counts the engine catalog's releases and the real-log corpus."""
+    text = " ".join(read("docs/operations.md").split())
+    releases = glob.glob(os.path.join(ROOT, "plugins", "plugin_utils", "engine_catalog", "*.json.gz"))
+    size = sum(os.path.getsize(path) for path in releases) / 1e6
+    quoted = re.search(r"\(post releases included\), (\d+) releases, ([\d.]+) MB", text)
+    assert quoted and int(quoted.group(1)) == len(releases) and round(size, 1) == float(quoted.group(2)), \
+        (quoted and quoted.groups(), len(releases), size)
+    logs = [os.path.basename(path) for path in glob.glob(os.path.join(ROOT, "tests", "unit", "fixtures", "real_logs",
+                                                                        "*.log"))]
+    quoted = re.search(r"holds (\d+) verbatim excerpts of real engine logs .*? \((\d+) vLLM, (\d+) SGLang;", text)
+    assert quoted, "docs/operations.md no longer counts the real-log corpus"
+    assert tuple(int(count) for count in quoted.groups()) == (
+        len(logs), sum(name.startswith("vllm") for name in logs), sum(name.startswith("sglang") for name in logs))
+
+
+def test_the_benchmark_workloads_and_load_generator_are_the_trees():
+    """docs/benchmarking.md's workload table and README's AIPerf version, against _loadgen.WORKLOADS
+    and requirements-loadgen.txt."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _loadgen
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) / ~?(\d+)[^|]*\| ([^|]+)\| ([\d, ]+) \|",
+                      read("docs/benchmarking.md"), re.M)
+    assert sorted(row[0] for row in rows) == sorted(_loadgen.WORKLOADS)
+    for name, isl, osl, level, levels in rows:
+        shape = _loadgen.WORKLOADS[name]
+        assert int(isl) == shape["isl"], name
+        assert int(osl) == shape["osl"] or shape["osl_stddev"], name  # the burst's output is a mean
+        assert [int(value) for value in levels.split(",")] == shape["levels"], name
+        if shape["duration_s"]:
+            assert level.strip().startswith("%d s" % shape["duration_s"]), name
+        else:
+            assert level.strip().startswith("%d requests" % shape["requests"]), name
+    with open(os.path.join(ROOT, "requirements-loadgen.txt"), encoding="utf-8") as handle:
+        version = re.search(r"^aiperf==([\d.]+)$", handle.read(), re.M).group(1)
+    for doc in ("README.md", "docs/benchmarking.md"):
+        quoted = set(re.findall(r"AIPerf ([\d.]+\d)", read(doc)))
+        assert quoted == {version}, (doc, quoted, version)
+
+
+def test_the_profile_keys_it_lists_are_the_trees():
+    """docs/write-your-own-profile.md: the profile keys ("any key outside this list is refused"),
+    the keys of server_profile_overrides, and the `expect` keys, against _profile and _log_patterns."""
+    from ansible_collections.inferops.serving.plugins.module_utils import _log_patterns
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _profile
+    text = read("docs/write-your-own-profile.md")
+    table = text.split("## The keys", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\| `(\w+)` \|", table, re.M) == list(_profile.PROFILE_KEYS)
+    flat = " ".join(text.split())
+    overrides = re.search(r"`server_profile_overrides` \(keys among ([^)]*)\)", flat).group(1)
+    assert set(re.findall(r"`(\w+)`", overrides)) == set(_profile.OVERLAY_KEYS) | {
+        "model", "revision", "draft_revision", "description"}
+    expect = re.search(r"unless the log proves each expected key with the line that shows it\. The keys: ([^.]*)\.",
+                       flat).group(1)
+    # What backend_assert reports beside the start-up choices: running measurements, readiness, warnings.
+    reported_only = set(_log_patterns.LATEST_KEYS) | {"allreduce_backend", "ready", "warnings"}
+    assert re.findall(r"`(\w+)`", expect) == [key for key in _log_patterns.OBSERVED_KEYS if key not in reported_only]
