@@ -375,3 +375,42 @@ def test_the_profile_keys_it_lists_are_the_trees():
     # What backend_assert reports beside the start-up choices: running measurements, readiness, warnings.
     reported_only = set(_log_patterns.LATEST_KEYS) | {"allreduce_backend", "ready", "warnings"}
     assert re.findall(r"`(\w+)`", expect) == [key for key in _log_patterns.OBSERVED_KEYS if key not in reported_only]
+
+
+def _version(text):
+    return tuple(int(part) for part in re.findall(r"\d+", text))
+
+
+def test_the_versions_and_profiles_it_quotes_are_the_trees():
+    """The engine releases the lint data covers, the profiles shipped, the pinned tools and the
+    lowest ansible-core, as README.md and the docs quote them."""
+    releases = {}
+    for path in glob.glob(os.path.join(ROOT, "plugins", "plugin_utils", "engine_catalog", "*.json.gz")):
+        engine, release = os.path.basename(path)[:-len(".json.gz")].split("-", 1)
+        if not re.search(r"[a-z]", release.split(".", 3)[-1] if release.count(".") > 2 else ""):
+            releases.setdefault(engine, []).append(release)
+    span = {engine: (min(found, key=_version), max(found, key=_version)) for engine, found in releases.items()}
+    for doc in ("README.md", "docs/operations.md", "docs/write-your-own-profile.md"):
+        flat = " ".join(read(doc).split())
+        for low, high in re.findall(r"vLLM \(?(0\.\d+(?:\.\d+)?)-(0\.\d+(?:\.\d+)?)", flat):
+            assert _version(low) == _version(span["vllm"][0])[:len(_version(low))], (doc, low, span["vllm"])
+            assert _version(high) == _version(span["vllm"][1])[:len(_version(high))], (doc, high, span["vllm"])
+        for low, high in re.findall(r"SGLang \(?(0\.5\.\d+)-(0\.5\.\d+)", flat):
+            assert (low, high) == span["sglang"], (doc, low, high, span["sglang"])
+    readme = " ".join(read("README.md").split())
+    row = re.search(r"\| profiles \| `profiles/\*\.yml` \| the (\w+) tuned configurations: ([^|]*)\|", readme)
+    shipped = sorted(os.path.basename(path)[:-4] for path in glob.glob(os.path.join(ROOT, "profiles", "*.yml")))
+    assert sorted(re.findall(r"`([\w-]+)`", row.group(2))) == shipped
+    assert row.group(1) == ["one", "two", "three", "four", "five", "six", "seven"][len(shipped) - 1]
+    with open(os.path.join(ROOT, "requirements-dev.txt"), encoding="utf-8") as handle:
+        pins = dict(re.findall(r"^([\w-]+)==([\d.]+)", handle.read(), re.M))
+    tested = readme.split("## Tested with", 1)[1]
+    assert "ansible-core %s" % pins["ansible-core"] in tested and "ansible %s package" % pins["ansible"] in tested
+    assert "ansible-lint %s" % pins["ansible-lint"] in tested
+    assert "molecule %s" % ".".join(pins["molecule"].split(".")[:2]) in tested
+    with open(os.path.join(ROOT, "meta", "runtime.yml"), encoding="utf-8") as handle:
+        lowest = ".".join(yaml.safe_load(handle)["requires_ansible"].lstrip(">=").split(".")[:2])
+    assert "ansible-core >= %s" % lowest in readme
+    guide = read("docs/lab-to-fleet.md")
+    assert "pip install ansible-core==%s" % pins["ansible-core"] in guide
+    assert "any ansible-core from %s (meta/runtime.yml)" % lowest in guide
