@@ -414,3 +414,17 @@ def test_the_versions_and_profiles_it_quotes_are_the_trees():
     guide = read("docs/lab-to-fleet.md")
     assert "pip install ansible-core==%s" % pins["ansible-core"] in guide
     assert "any ansible-core from %s (meta/runtime.yml)" % lowest in guide
+
+
+def test_every_loopback_port_it_quotes_is_the_trees():
+    """`127.0.0.1:<port>` in README.md and the docs: the gateway's default port, Prometheus' default
+    listen address, the lab's registry (tests/lab/lab.sh). A port no file of the tree sets is wrong."""
+    defaults = role_defaults()
+    with open(os.path.join(ROOT, "tests", "lab", "lab.sh"), encoding="utf-8") as handle:
+        registry = re.search(r'^REGISTRY="127\.0\.0\.1:(\d+)"', handle.read(), re.M).group(1)
+    prometheus = re.search(r":(\d+)'?\)", defaults["monitoring_prometheus_listen_address"]).group(1)
+    sources = {str(defaults["gateway_port"]): "gateway_port", prometheus: "monitoring_prometheus_listen_address",
+               registry: "the lab's registry"}
+    for doc in DOCS:
+        quoted = set(re.findall(r"127\.0\.0\.1:(\d+)", read(doc)))
+        assert quoted <= set(sources), "%s quotes loopback ports no file sets: %s" % (doc, quoted - set(sources))
