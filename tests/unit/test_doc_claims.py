@@ -10,6 +10,7 @@ serving hosts' probes run where the docs say (on the host, against 127.0.0.1). A
 few names that are deliberately not in the tree, each with its reason."""
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -60,6 +61,7 @@ def _spec_files():
     return sorted(glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
 
 
+@functools.lru_cache(maxsize=None)
 def role_defaults():
     """Every option of every role's argument spec -> its default (defaults/main.yml, else the spec's)."""
     found = {}
@@ -78,6 +80,7 @@ def role_defaults():
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def tree_words():
     """Every identifier used by the roles, playbooks and plugins (facts, play keywords, host variables)."""
     words = set()
@@ -89,6 +92,7 @@ def tree_words():
     return words
 
 
+@functools.lru_cache(maxsize=None)
 def collection_names():
     """The names `inferops.serving.<name>` may take: roles, playbooks, modules, lookups, filters, callbacks."""
     names = {os.path.basename(os.path.dirname(os.path.dirname(path))) for path in _spec_files()}
@@ -151,13 +155,56 @@ def variable_claims(text):
     return names
 
 
+def _tasks(node):
+    if isinstance(node, list):
+        for item in node:
+            yield from _tasks(item)
+    elif isinstance(node, dict):
+        yield node
+        for key in ("block", "rescue", "always"):
+            yield from _tasks(node.get(key))
+
+
+@functools.lru_cache(maxsize=None)
+def facts():
+    """The facts the roles and playbooks set (set_fact keys, register names)."""
+    names = set()
+    for pattern in ("roles/*/tasks/*.yml", "roles/*/handlers/*.yml", "playbooks/*.yml"):
+        for path in glob.glob(os.path.join(ROOT, pattern)):
+            with open(path, encoding="utf-8") as handle:
+                plays = yaml.safe_load(handle) or []
+            for task in _tasks([play.get("tasks", play) if isinstance(play, dict) and "hosts" in play else play
+                                for play in plays]):
+                if isinstance(task.get("register"), str):
+                    names.add(task["register"])
+                for module in ("ansible.builtin.set_fact", "set_fact", "ansible.builtin.set_stats"):
+                    if isinstance(task.get(module), dict):
+                        names.update(task[module])
+                        names.update((task[module].get("data") or {}) if module.endswith("set_stats") else ())
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_strings():
+    """Every quoted identifier of the plugins: the host variables they read, the keys they write."""
+    names = set()
+    for path in glob.glob(os.path.join(ROOT, "plugins", "**", "*.py"), recursive=True):
+        with open(path, encoding="utf-8") as handle:
+            names.update(re.findall(r"[\"'(]([a-z][a-z0-9_]+)[\"')]", handle.read()))
+    return names
+
+
 @pytest.mark.parametrize("doc", DOCS)
 def test_every_variable_it_names_is_an_option_or_used(doc):
-    options = set(role_defaults())
-    known = options | collection_names() | tree_words()
+    """A role-prefixed name is an argument spec option, a plugin, a fact the roles set or a name the
+    plugins read (a host variable such as gateway_backend_address); an inferops_* name (a play
+    keyword, an inventory variable) is one the roles, playbooks or plugins use."""
+    role_known = set(role_defaults()) | collection_names() | facts() | plugin_strings()
+    inventory_known = tree_words()
     wrong = sorted(name for name in variable_claims(read(doc))
-                   if name not in known and ("variable", name) not in ALLOWED)
-    assert wrong == [], "%s names variables no role, playbook or plugin has: %s" % (doc, wrong)
+                   if name not in (inventory_known if name.startswith("inferops_") else role_known)
+                   and ("variable", name) not in ALLOWED)
+    assert wrong == [], "%s names variables no role spec, plugin or play has: %s" % (doc, wrong)
 
 
 @pytest.mark.parametrize("doc", DOCS)
@@ -235,6 +282,9 @@ def test_the_claim_extractors_find_what_they_must():
     assert {claim for claim in path_claims("README.md", text) if not exists(claim)} == \
         {"roles/nothing/README.md", "docs/missing.md"}
     assert "server_nosuch_var" in variable_claims(text) and "server_nosuch_var" not in tree_words()
+    assert {"server_deployment", "server_summary"} <= facts() and "server_nosuch_var" not in facts()
+    assert {"gateway_backend_address", "monitoring_scrape_address"} <= plugin_strings()
+    assert "server_nosuch_var" not in plugin_strings()
     assert "nosuchtarget" not in make_targets() and {"site", "test", "lint", "bench"} <= make_targets()
     assert {"deployment", "backend_assert", "launch_spec", "server", "site", "gc_freeze"} <= collection_names()
 
