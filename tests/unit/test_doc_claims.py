@@ -478,3 +478,18 @@ def test_every_loopback_port_it_quotes_is_the_trees():
     for doc in DOCS:
         quoted = set(re.findall(r"127\.0\.0\.1:(\d+)", read(doc)))
         assert quoted <= set(sources), "%s quotes loopback ports no file sets: %s" % (doc, quoted - set(sources))
+
+
+def test_the_refusals_it_quotes_are_the_validators():
+    """README's examples of bad input refused (`server_port: got the integer 70000; ...`) are the
+    messages plugin_utils/_validate.py gives for that input."""
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
+    checks = {"server_container_name": _validate.container_name, "server_port": _validate.port,
+              "server_extra_volumes": lambda value, var: _validate.str_list(value, var)}
+    quoted = re.findall(r"`((server_\w+): got the (string|integer) ([^;]+); expected [^`]*)`", read("README.md"))
+    assert len(quoted) == len(checks)
+    for message, var, kind, value in quoted:
+        value = int(value) if kind == "integer" else value.strip("'")
+        with pytest.raises(_validate.ValidationError) as refused:
+            checks[var](value, var=var)
+        assert str(refused.value).startswith(message.rstrip(". ").rstrip(".")), (message, str(refused.value))
