@@ -256,7 +256,7 @@ def matches_default(quoted, default):
 def default_claims(text):
     for match in DEFAULT_CLAIM.finditer(text):
         yield match.group("name"), (match.group("paren") or match.group("bydefault") or match.group("comma")
-                                  or match.group("is"))
+                                    or match.group("is"))
 
 
 @pytest.mark.parametrize("doc", DOCS)
@@ -378,7 +378,7 @@ def test_the_counts_it_quotes_are_the_trees():
     assert quoted and int(quoted.group(1)) == len(releases) and round(size, 1) == float(quoted.group(2)), \
         (quoted and quoted.groups(), len(releases), size)
     logs = [os.path.basename(path) for path in glob.glob(os.path.join(ROOT, "tests", "unit", "fixtures", "real_logs",
-                                                                        "*.log"))]
+                                                                      "*.log"))]
     quoted = re.search(r"holds (\d+) verbatim excerpts of real engine logs .*? \((\d+) vLLM, (\d+) SGLang;", text)
     assert quoted, "docs/operations.md no longer counts the real-log corpus"
     assert tuple(int(count) for count in quoted.groups()) == (
@@ -485,7 +485,7 @@ def test_the_refusals_it_quotes_are_the_validators():
     messages plugin_utils/_validate.py gives for that input."""
     from ansible_collections.inferops.serving.plugins.plugin_utils import _validate
     checks = {"server_container_name": _validate.container_name, "server_port": _validate.port,
-              "server_extra_volumes": lambda value, var: _validate.str_list(value, var)}
+              "server_extra_volumes": _validate.str_list}
     quoted = re.findall(r"`((server_\w+): got the (string|integer) ([^;]+); expected [^`]*)`", read("README.md"))
     assert len(quoted) == len(checks)
     for message, var, kind, value in quoted:

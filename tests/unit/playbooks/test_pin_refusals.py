@@ -132,7 +132,7 @@ def test_a_known_bad_digest_is_refused_before_anything_is_deployed(tmp_path):
     before = files(inv)
     result, out = run(tmp_path, inv, os.path.join(ROOT, "playbooks", "pin.yml"))
     assert result.returncode != 0, out[-3000:]
-    refusal = out.split("TASK [inferops.serving.pin : Refuse a known-bad digest]")[-1]
+    refusal = out.rsplit("TASK [inferops.serving.pin : Refuse a known-bad digest]", maxsplit=1)[-1]
     assert "fatal: [spark-1]: FAILED!" in refusal, out[-3000:]
     assert "%s now resolves to %s, which is on the known-bad list: " % (TAG, NEW) in refusal
     assert "crash_under_soak" in refusal and "Nothing was deployed; wait for a newer build of the tag." in refusal
@@ -169,7 +169,7 @@ def bench(tmp_path, tok_s):
 def test_a_candidate_slower_than_the_locks_figures_is_refused(tmp_path):
     result, out = bench(tmp_path, 70.0)
     assert result.returncode != 0, out[-3000:]
-    refusal = out.split("TASK [inferops.serving.pin : Refuse a slower digest]")[-1].split("PLAY RECAP")[0]
+    refusal = out.rsplit("TASK [inferops.serving.pin : Refuse a slower digest]", maxsplit=1)[-1].split("PLAY RECAP")[0]
     assert "fatal: [spark-1]: FAILED!" in refusal, out[-3000:]
     assert "refused (throughput): output 70.0 tok/s at concurrency 8 vs the baseline's 100.0 tok/s (-30.0 %" in refusal
     assert "benchmark passed" not in out

@@ -40,7 +40,7 @@ def plan_and_record(tmp_path):
                        " 'sha': server_deployment.spec_sha256} | to_json }}"}}]}]
     try:
         result = run(tmp_path, {"serving": {"hosts": {"spark-1": server_host(tmp_path, docker_host,
-                                                                           "gb10-nvfp4-mtp-latency")}}}, plays)
+                                                                             "gb10-nvfp4-mtp-latency")}}}, plays)
     finally:
         stop()
     assert result.code == 0, result.output[-4000:]
@@ -62,10 +62,10 @@ def test_a_failed_deployment_is_rolled_back_to_the_last_known_good(tmp_path):
              "register": "__server_current"},
             {"name": "Pull the new image", "ansible.builtin.fail": {"msg": FAILED}}],
          "rescue": [{"name": "Roll back", "ansible.builtin.include_role": {"name": "inferops.serving.server",
-                                                                             "tasks_from": "rescue"}}]}]}]
+                                                                           "tasks_from": "rescue"}}]}]}]
     try:
         result = run(tmp_path, {"serving": {"hosts": {"spark-1": server_host(tmp_path, docker_host,
-                                                                           "gb10-nvfp4-mtp-throughput")}}}, plays)
+                                                                             "gb10-nvfp4-mtp-throughput")}}}, plays)
     finally:
         stop()
     assert result.code != 0, result.output[-4000:]

@@ -26,7 +26,7 @@ from role_runs import ROOT, run, server_host
 LAB = os.path.join(ROOT, "tests", "unit", "lab")
 if LAB not in sys.path:
     sys.path.insert(0, LAB)
-from engine_sim_cases import GB10_ROWS, SEED000_ENV, SEED000_MODEL, seed000_args  # noqa: E402
+from engine_sim_cases import GB10_ROWS, SEED000_ENV, seed000_args  # noqa: E402
 from test_engine_sim_process import Sim, free_port, wait_ready  # noqa: E402
 
 LOG = os.path.join(ROOT, "tests", "unit", "fixtures", "logs", "vllm-0.19-gb10-nvfp4-mtp-ok.log")
@@ -51,8 +51,9 @@ def engine(tmp_path_factory, fault=None):
 def engines(tmp_path_factory):
     """{"right": port, "wrong": port}: two simulators, one of them with the wrong_answer fault."""
     started = {"right": engine(tmp_path_factory), "wrong": engine(tmp_path_factory, "wrong_answer")}
-    yield {name: port for name, (dummy, port) in started.items()}
-    for sim, dummy in started.values():
+    yield {name: pair[1] for name, pair in started.items()}
+    for pair in started.values():
+        sim = pair[0]
         if sim.proc.poll() is None:
             sim.proc.kill()
             sim.proc.wait()

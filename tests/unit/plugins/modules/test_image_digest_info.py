@@ -104,7 +104,7 @@ def test_basic_authentication_needs_credentials(run_module):
                                             "give username and password, or docker login to it on this host"
                                             % double.port)
         failed, result = run_module(image_digest_info, {"image": image(double), "username": "robot",
-                                                   "password": "s3cret"})
+                                                        "password": "s3cret"})
     assert not failed and result["digest"] == double.digest(TAG) and result["authenticated"] == "basic"
 
 
@@ -156,7 +156,7 @@ def test_credentials_do_not_follow_a_redirect_to_another_host(run_module, auth):
     with RegistryDouble({TAG: (DOCKER_MANIFEST_V2, manifest(DOCKER_MANIFEST_V2))}, host="127.0.0.2") as elsewhere:
         with RegistryDouble({}, auth=auth, redirect_to="http://127.0.0.2:%d" % elsewhere.port) as double:
             failed, result = run_module(image_digest_info, {"image": image(double), "username": "robot",
-                                                       "password": "s3cret"})
+                                                            "password": "s3cret"})
     assert not failed, result
     assert result["digest"] == elsewhere.digest(TAG)
     assert elsewhere.requests and all("authorization" not in r["headers"] for r in elsewhere.requests)
@@ -180,7 +180,7 @@ def test_an_https_registry_naming_a_plain_http_realm_gets_no_credentials(run_mod
         HttpsRegistry.realm = "http://127.0.0.1:%d/token" % realm.port
         monkeypatch.setattr(image_digest_info, "Registry", HttpsRegistry)
         failed, result = run_module(image_digest_info, {"image": "registry.example.com/inference/vllm:prod",
-                                                   "username": "robot", "password": "s3cret"})
+                                                        "username": "robot", "password": "s3cret"})
     assert failed and realm.requests == []
     assert result["msg"] == ("https://registry.example.com/v2/inference/vllm/manifests/prod: the registry is https "
                              "but its Bearer challenge names the plain-http token realm http://127.0.0.1:%d: refused, "

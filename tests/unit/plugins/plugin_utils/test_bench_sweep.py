@@ -17,8 +17,8 @@ def argv_tail(argv):
 
 def test_the_defaults_sweep_the_workloads_levels_for_its_duration():
     out = _bench_plays.sweep(PLAN, "spark-1", PY, SCRIPTS, {"address": "10.0.0.5", "root": "/w/benchmark-results",
-                                                      "stamp": "20261201T100000Z", "levels": [], "runs": 3,
-                                                      "duration": 0, "requests": 0, "workload": "chat", "seed": 1})
+                                                            "stamp": "20261201T100000Z", "levels": [], "runs": 3,
+                                                            "duration": 0, "requests": 0, "workload": "chat", "seed": 1})
     assert out["url"] == "http://10.0.0.5:8101"
     assert out["out"] == "/w/benchmark-results/20261201T100000Z/spark-1"
     assert out["argv"][:9] == [PY, "/c/scripts/run-loadgen", "sweep", "--url", "http://10.0.0.5:8101", "--engine",
@@ -30,8 +30,8 @@ def test_the_defaults_sweep_the_workloads_levels_for_its_duration():
 
 def test_levels_duration_requests_and_a_smoke_run():
     out = _bench_plays.sweep(PLAN, "spark-1", PY, SCRIPTS, {"url": "http://lb.example:80/", "results_dir": "/tmp/b/{host}",
-                                                      "levels": "1, 4", "runs": "2", "duration": "5",
-                                                      "requests": "", "api_key": True})
+                                                            "levels": "1, 4", "runs": "2", "duration": "5",
+                                                            "requests": "", "api_key": True})
     assert out["url"] == "http://lb.example:80" and out["out"] == "/tmp/b/spark-1" and out["levels"] == [1, 4]
     assert argv_tail(out["argv"]) == ["--workload", "chat", "--runs", "2", "--seed", "1", "--levels", "1,4",
                                       "--duration", "5", "--allow-fewer-runs", "--api-key-stdin"]
@@ -40,13 +40,13 @@ def test_levels_duration_requests_and_a_smoke_run():
 
 def test_requests_instead_of_a_duration_and_the_pin_prefix():
     out = _bench_plays.sweep(PLAN, "spark-1", PY, SCRIPTS, {"address": "h", "root": "/r", "stamp": "S", "prefix": "pin-",
-                                                      "levels": ["8"], "requests": 500})
+                                                            "levels": ["8"], "requests": 500})
     assert out["out"] == "/r/pin-S/spark-1" and "--requests" in out["argv"] and "--duration" not in out["argv"]
 
 
 def test_the_plot_names_the_profile_and_its_max_num_seqs():
     plot = _bench_plays.sweep(PLAN, "spark-1", PY, SCRIPTS, {"address": "h", "results_dir": "/o",
-                                                       "profile_dirs": ["/p"]})["plot_argv"]
+                                                             "profile_dirs": ["/p"]})["plot_argv"]
     assert plot[:8] == [PY, "/c/scripts/run-loadgen", "plot", "--summary", "/o/summary.json", "--out", "/o/plot.png",
                         "--profile"]
     assert "--max-num-seqs" in plot and plot[-1] == "--profile-dir=/p"
@@ -65,7 +65,7 @@ def test_the_objective_merges_the_single_bounds_over_the_mapping():
 
 def test_no_objective_says_how_to_give_one():
     with pytest.raises(_bench_plays.BenchError, match="No latency objective: give at least one bound, e.g. "
-                                                 "-e benchmark_tune_ttft_p99_s=8"):
+                       "-e benchmark_tune_ttft_p99_s=8"):
         _bench_plays.objective({}, {"ttft_p99_s": None})
     with pytest.raises(_bench_plays.BenchError, match="objective ttft_p99_s: got 'soon'; expected a number"):
         _bench_plays.objective({"ttft_p99_s": "soon"})

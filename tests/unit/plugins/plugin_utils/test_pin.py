@@ -146,7 +146,7 @@ SUMMARY = {"engine_version": "0.19.3rc1.dev8", "backends_observed": {"moe": "mar
 
 def test_the_lock_entry_keeps_the_previous_digest_platforms_and_baseline():
     entry = _pin.lock_update(TARGET, PLAN, "spark-1", "2026-12-01T10:00:00Z", summary=SUMMARY,
-                            spec_evidence={"drafts": 5}, soak={"skipped": True})
+                             spec_evidence={"drafts": 5}, soak={"skipped": True})
     assert entry["digest"] == NEW and entry["previous_digest"] == OLD and entry["engine_version"] == "0.19.3rc1.dev8"
     assert entry["platforms"] == {"linux/arm64": {"digest": NEW, "image_id": "sha256:" + "1d" * 32,
                                                   "validated_on": "spark-1", "validated_at": "2026-12-01T10:00:00Z"}}
@@ -162,7 +162,7 @@ def test_the_engine_version_falls_back_to_the_engines_answer():
 def test_a_benchmark_replaces_the_figures_and_nulls_what_it_did_not_measure():
     gate = {"accepted": True, "message": "accepted", "figures": {"output_tok_s": 52.0, "concurrency": 4}}
     entry = _pin.lock_update(TARGET, PLAN, "h", "now", bench=gate, bench_run={"workload": "chat", "runs": "2",
-                                                                             "duration": "40"})
+                                                                              "duration": "40"})
     assert entry["evidence"]["bench"] == {"output_tok_s": 52.0, "concurrency": 4, "acceptance_per_pos": None,
                                           "accept_length": None, "kv_cache_usage": None, "workload": "chat",
                                           "runs": 2, "duration_s": 40, "measured_at": "now", "verdict": "accepted"}
@@ -172,7 +172,7 @@ def test_the_soak_mirror_and_archive_are_recorded():
     target = _pin.target(PLAN, pull=pulled(NEW), archive_dir="/var/lib/inferops-images")
     pushed = {"image": {"RepoDigests": ["127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD]}}
     entry = _pin.lock_update(target, PLAN, "spark-1", "now", soak={"stats": {"ok": 30}}, soak_minutes="0.5",
-                            mirror="127.0.0.1:5000/mirror/", pushed=pushed)
+                             mirror="127.0.0.1:5000/mirror/", pushed=pushed)
     assert entry["evidence"]["soak"] == {"minutes": 0.5, "stats": {"ok": 30}}
     assert entry["mirror"] == "127.0.0.1:5000/mirror/vllm/vllm-openai@" + OLD
     assert entry["archive"] == "spark-1:" + target["archive"]
