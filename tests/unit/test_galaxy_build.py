@@ -19,6 +19,7 @@ gpg-agent socket, which made the build fail outright), lab logs, caches, build o
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -60,6 +61,8 @@ PLANTED = {
     "inventories/lab/group_vars/all/apt_signing_key.yml": "container_toolkit_repository_key_fingerprints: []\n",
     "ansible.log": "PLAY [all]\n",
     "inferops-serving-0.0.1.tar.gz": "old build",
+    "dist/inferops-serving-0.1.0.tar.gz": "the execution environment's build",
+    "dist/README": "x",
     "roles/server/tasks/main.yml.swp": "swap",
 }
 
@@ -218,8 +221,9 @@ def test_the_installed_site_playbook_is_the_whole_fleet(installed):
     assert list(plays) == ["Serve the tuned profiles", "Summarise the fleet", "Plan the deployments the gateway fronts",
                            "Run the gateway in front of the serving fleet", "Summarise the gateway",
                            "Plan the serving hosts and run node_exporter on them", "Run Prometheus and Alertmanager"]
-    assert {"preflight", "container_toolkit", "model_cache", "server", "watchdog"} <= plays["Serve the tuned profiles"]["roles"]
-    assert plays["Serve the tuned profiles"]["hosts"] == "serving"
+    serving = plays["Serve the tuned profiles"]
+    assert serving["hosts"] == "serving"
+    assert {"preflight", "container_toolkit", "model_cache", "server", "watchdog"} <= serving["roles"]
     gateway = plays["Run the gateway in front of the serving fleet"]
     assert gateway["hosts"] == "gw-01" and "gateway" in gateway["roles"]
     assert "Put the serving hosts this run proved back in routing" in result.stdout
@@ -252,3 +256,81 @@ def test_show_launch_renders_a_profile_from_the_installed_copy_alone(installed):
     result = installed["playbook"]("inferops.serving.show_launch", "-e", "profile=gb10-nvfp4-mtp-latency")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
     assert "--moe-backend marlin" in result.stdout and "docker run" in result.stdout
+
+
+def test_the_benchmark_roles_scripts_run_from_the_installed_copy(installed):
+    """roles/benchmark runs <collection>/scripts/run-loadgen (with loadgen-env's python): it imports the
+    collection from the installed copy's collections path, not a working tree's .collections link."""
+    result = subprocess.run([sys.executable, str(installed["root"] / "scripts" / "run-loadgen"), "plot", "--help"],
+                            cwd=installed["root"].parents[2], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "--summary" in result.stdout
+    assert os.access(installed["root"] / "scripts" / "loadgen-env", os.X_OK)
+    assert (installed["root"] / "requirements-loadgen.txt").is_file()
+
+def galaxy_version():
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
+        meta = yaml.safe_load(handle)
+    return meta["version"], meta["dependencies"]
+
+
+def install_local(requirements, cwd, dest):
+    """``ansible-galaxy collection install -r`` of the entries of ``requirements`` that name a path (a
+    directory or a tarball), offline and from ``cwd`` as a user or the EE's galaxy stage runs it."""
+    local = os.path.join(dest, "local-requirements.yml")
+    os.makedirs(dest, exist_ok=True)
+    with open(local, "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"collections": [c for c in requirements if c.get("type") in ("dir", "file")]}, handle)
+    config = os.path.join(dest, "ansible.cfg")
+    open(config, "w").close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(ANSIBLE_CONFIG=config, HOME=dest)
+    result = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "--no-deps",
+                             "-r", local, "-p", os.path.join(dest, "collections")], cwd=cwd, env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return os.path.join(dest, "collections", "ansible_collections", "inferops", "serving")
+
+
+def test_requirements_yml_installs_this_checkout_and_its_dependencies(tmp_path):
+    """The README's ``ansible-galaxy collection install -r requirements.yml`` (from the repository's root):
+    inferops.serving from the checkout, built as the tarball is (no lab inventory, no tooling), and
+    the dependencies galaxy.yml declares, at the same versions."""
+    with open(os.path.join(ROOT, "requirements.yml"), encoding="utf-8") as handle:
+        requirements = yaml.safe_load(handle)["collections"]
+    version, dependencies = galaxy_version()
+    assert {c["name"]: c.get("version") for c in requirements if c.get("type") is None} == dependencies
+    root = install_local(requirements, ROOT, str(tmp_path))
+    with open(os.path.join(root, "MANIFEST.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["collection_info"]["version"] == version
+    assert os.path.isfile(os.path.join(root, "playbooks", "site.yml"))
+    for path in ("inventories/lab", "tests", "ansible.cfg", "Makefile", "scripts/check-publish"):
+        assert not os.path.exists(os.path.join(root, path)), path
+
+
+def test_the_execution_environment_installs_the_built_tarball_and_the_aws_inventory_needs(built, tmp_path):
+    """docs/execution-environment.yml: ansible-builder copies ``additional_build_files`` into its context's
+    _build/ (the galaxy stage's /build, its working directory), so the tarball's requirement must name
+    that copy; it is the tarball of galaxy.yml's version, and installs from there. amazon.aws and
+    boto3/botocore are in for inventories/example-aws (its plugin: amazon.aws.aws_ec2)."""
+    with open(os.path.join(ROOT, "docs", "execution-environment.yml"), encoding="utf-8") as handle:
+        ee = yaml.safe_load(handle)
+    version, dependencies = galaxy_version()
+    tarball = "inferops-serving-%s.tar.gz" % version
+    (copied,) = ee["additional_build_files"]
+    assert os.path.basename(copied["src"]) == tarball
+    # src is relative to the definition: the repository's dist/ (collection build --output-path dist).
+    assert os.path.normpath(os.path.join(ROOT, "docs", copied["src"])) == os.path.join(ROOT, "dist", tarball)
+    collections = ee["dependencies"]["galaxy"]["collections"]
+    assert [c["name"] for c in collections if c.get("type") == "file"] == [copied["dest"] + "/" + tarball]
+    named = {c["name"]: c.get("version") for c in collections if c.get("type") is None}
+    assert dependencies.items() <= named.items() and "amazon.aws" in named
+    with open(os.path.join(ROOT, "inventories", "example-aws", "g7e.aws_ec2.yml"), encoding="utf-8") as handle:
+        assert yaml.safe_load(handle)["plugin"].startswith("amazon.aws.")
+    assert {re.split(r"[<>=!~ ]", p)[0] for p in ee["dependencies"]["python"]} >= {"boto3", "botocore"}
+    # The galaxy stage, offline: /build holds <dest>/<tarball>.
+    build = tmp_path / "build"
+    os.makedirs(build / copied["dest"])
+    shutil.copy(built["tarball"], build / copied["dest"] / tarball)
+    root = install_local(collections, str(build), str(tmp_path / "installed"))
+    assert os.path.isfile(os.path.join(root, "playbooks", "site.yml"))
