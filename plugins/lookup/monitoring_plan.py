@@ -18,11 +18,11 @@ description:
     figures into objectives and alert on both.
   - Each host's variables are read from the play's C(hostvars) - its C(server_deployment) (its plan),
     its C(monitoring_scrape_address) (else C(ansible_host), else its name; where the monitoring host
-    reaches it), its C(monitoring_node_exporter_port) (over O(options.node_exporter_port)), and the
+    reaches it), its C(monitoring_node_exporter_port) (over C(options.node_exporter_port)), and the
     C(prometheus.prometheus) collection's node_exporter variables C(node_exporter_web_listen_address)
     (its port, when C(monitoring_node_exporter_port) is not set for the host),
     C(node_exporter_web_telemetry_path) (the scrape path) and C(node_exporter_textfile_dir) (must be
-    where the watchdog writes when O(options.node_exporter_install) is false).
+    where the watchdog writes when C(options.node_exporter_install) is false).
   - Refuses a host without a plan (unless O(unplanned=report)), a host not in the inventory and
     out-of-range thresholds, naming the role variable.
   - Refuses rules that read an engine metric the host's engine release (its plan's
@@ -46,7 +46,7 @@ options:
   unplanned:
     description:
       - What a host without a plan (C(server_deployment)) does. V(fail) fails naming it;
-        V(report) returns only RV(_raw.unplanned), the hosts without a plan, and plans nothing (a run
+        V(report) returns only C(unplanned), the hosts without a plan, and plans nothing (a run
         limited to some serving hosts keeps the configuration Prometheus runs).
     type: str
     choices: [fail, report]

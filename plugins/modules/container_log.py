@@ -27,7 +27,7 @@ attributes:
   check_mode:
     support: full
     details:
-      - The log is read and nothing is written; RV(changed) says whether O(dest) would change.
+      - The log is read and nothing is written; C(changed) says whether O(dest) would change.
   diff_mode:
     support: none
   idempotent:
