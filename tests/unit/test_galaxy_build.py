@@ -102,8 +102,8 @@ TOOLING_DIRS = ("inventories/lab/", "tests/", "molecule/", "benchmarks/", "docs/
 PLAYBOOKS = ("site", "serving", "gateway", "monitoring", "status", "pin", "rollback", "show_launch", "undeploy",
              "benchmark", "tune")
 # The lab's gateway master key (inventories/lab/group_vars/gateway.yml): in no shipped file.
-LAB_MASTER_KEY = yaml.safe_load(open(os.path.join(ROOT, "inventories", "lab", "group_vars", "gateway.yml"),
-                                     encoding="utf-8"))["gateway_master_key"]
+with open(os.path.join(ROOT, "inventories", "lab", "group_vars", "gateway.yml"), encoding="utf-8") as _handle:
+    LAB_MASTER_KEY = yaml.safe_load(_handle)["gateway_master_key"]
 BIN = os.path.dirname(sys.executable)
 
 
