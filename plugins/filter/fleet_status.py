@@ -13,7 +13,7 @@ description:
   - Each host's O(fact), in the order of the input, so one failed host never hides the others.
   - V(server_status) (the default; C(playbooks/status.yml)) - the host's status row; a host that
     has none (its status tasks failed) gets a row whose C(state) is C(NOT READ) and C(ok) false.
-  - V(server_summary) (C(playbooks/site.yml)'s serving summary) - what the server role recorded of
+  - V(server_summary) (C(playbooks/serving.yml)'s serving summary) - what the server role recorded of
     the host's converge, with C(host) set to the host's name; a host that has none (it failed or was
     not reached before the server role recorded one) gets a row with only C(host), which
     C(inferops.serving.summary_table) shows as C(NOT SERVED).

@@ -59,7 +59,7 @@ options:
     type: dict
     default: {}
   remote:
-    description: The registered result of M(inferops.serving.image_digest) (check mode).
+    description: The registered result of M(inferops.serving.image_digest_info) (check mode).
     type: dict
     default: {}
   lock:

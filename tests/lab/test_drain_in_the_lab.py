@@ -235,7 +235,7 @@ def test_the_last_host_in_routing_is_not_stopped_without_gateway_allow_outage(ro
     try:
         before = labkit.container("drain-spark-1")["id"]
         overrides = json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1", "max-num-seqs": 4}}})
-        result = labkit.playbook(inventory, "playbooks/site.yml", "-l", "drain-spark-1", "-e", overrides, check=False)
+        result = labkit.playbook(inventory, "playbooks/serving.yml", "-l", "drain-spark-1", "-e", overrides, check=False)
         text = labkit.folded(result.stdout)
         assert result.returncode != 0
         assert ("model group %s has no other host in routing than drain-spark-1" % MODEL) in text, text[-3000:]

@@ -6,7 +6,7 @@ recorded its summary included (NOT SERVED), a host outside the serving hosts or 
 No lab: the hosts are this machine (local connection). The server role's converge is stood in for
 by a first play that records each host's ``server_summary`` with the keys the role's verify.yml
 sets (or fails the host, as a converge that broke would), then the summary play, read from
-playbooks/site.yml, runs as it is.
+playbooks/serving.yml (which site.yml imports), runs as it is.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def summarise(tmp_path, *args):
             "server_summary": dict(SUMMARY, url="http://{{ inventory_hostname }}:8000/v1")}}]}
     children = {"serving": {"hosts": {"spark-01": {}, "spark-02": {"converge_fails": True}, "g7e-01": {}}},
                 "gateway": {"hosts": {"gw-01": {}}}}
-    result, table = run_play(tmp_path, "site.yml", "Summarise the fleet", converge, children,
+    result, table = run_play(tmp_path, "serving.yml", "Summarise the fleet", converge, children,
                              "Print the serving summary", *args)
     assert table is not None, result.stdout[-4000:]
     return table
