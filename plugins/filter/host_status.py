@@ -46,6 +46,20 @@ options:
   watchdog:
     description: The watchdog's state file, parsed, if any.
     type: dict
+  known_bad:
+    description:
+      - The inventory's known-bad list (C(inferops_known_bad_images)). A host whose plan
+        C(playbooks/rollback.yml) left on its hardware group is C(ROLLED BACK:) (with the rollback and
+        how to end it), not C(DRIFT:), and is OK when it serves.
+    type: list
+    elements: dict
+  groups:
+    description: The host's C(group_names), for its hardware group.
+    type: list
+    elements: str
+  hardware_group:
+    description: The host's C(inferops_hardware_group), if set.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -59,7 +73,7 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - C(host), C(ok), C(state) (V(serving), C(DRIFT:) or C(NOT SERVING:) with the reasons), C(drift),
+    - C(host), C(ok), C(state) (V(serving), C(ROLLED BACK:), C(DRIFT:) or C(NOT SERVING:) with the reasons), C(drift),
       C(problems), C(profile), C(digest) (running), C(planned_digest), C(last_known_good),
       C(engine_version), C(smoke_answer), C(smoke_latency_seconds), C(details) (live figures).
   type: dict
@@ -67,11 +81,13 @@ _value:
 
 
 def _host_status(deployment, host, container=None, recorded=None, health=None, completion=None, metrics=None,
-                 watchdog=None):
+                 watchdog=None, known_bad=None, groups=None, hardware_group=None):
     from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     from ansible_collections.inferops.serving.plugins.plugin_utils._status import host_status
     return host_status(host, plain(deployment), container=plain(container), recorded=plain(recorded),
-                       health=plain(health), completion=plain(completion), metrics=metrics, watchdog=plain(watchdog))
+                       health=plain(health), completion=plain(completion), metrics=metrics, watchdog=plain(watchdog),
+                       known_bad=plain(known_bad), groups=plain(groups),
+                       hardware_group=None if hardware_group is None else str(hardware_group))
 
 
 class FilterModule:

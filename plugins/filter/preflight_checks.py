@@ -24,7 +24,11 @@ options:
     type: dict
     required: true
   options:
-    description: C(meminfo_path), C(disk_free_gib), C(disk_free_gib_cached).
+    description:
+      - C(meminfo_path), C(disk_free_gib), C(disk_free_gib_cached).
+      - C(known_bad) (the inventory's known-bad list), C(groups) and C(hardware_group) (the host's
+        C(group_names) and C(inferops_hardware_group)) - a plan C(playbooks/rollback.yml) left on
+        a host of the same hardware group is refused (check C(not rolled back)).
     type: dict
     default: {}
 """

@@ -24,12 +24,16 @@ description:
     C(lock) only when it was proven, nothing failed and the benchmark (when one ran) accepted it;
     else C(failed), C(refused) or C(unproven).
   - V(lock_entry) - the lock's entry for the proven digest.
+  - V(rolled_back) - what C(playbooks/rollback.yml) records of the deployment it leaves (O(current),
+    the container read before it acts) on returning to O(deployment) - C(state) C(record) (C(entry),
+    the known-bad entry for the host's hardware group), C(none) (nothing is rolled back from) or
+    C(unrecordable) (a container that names neither an image digest nor a spec).
   - V(model_target), V(model_failed), V(model_lock_entry) - the same for a model's new revision
     (C(pin_model_revision)).
 options:
   _terms:
     description: What to decide - one of V(canaries), V(target), V(failed), V(outcome), V(lock_entry),
-      V(model_target), V(model_failed), V(model_lock_entry).
+      V(model_target), V(model_failed), V(model_lock_entry), V(rolled_back).
     type: list
     elements: str
     required: true
@@ -166,6 +170,22 @@ options:
     description: For V(model_lock_entry), the model_cache role's C(model_cache_info).
     type: dict
     default: {}
+  current:
+    description: For V(rolled_back), the registered read of the container (M(inferops.serving.deployment_state)).
+    type: dict
+    default: {}
+  reason:
+    description: For V(rolled_back), why the host is rolled back (C(server_rollback_reason)).
+    type: str
+    default: ""
+  groups:
+    description: For V(rolled_back), the host's C(group_names) (its hardware group, as the canaries').
+    type: list
+    elements: str
+    default: []
+  hardware_group:
+    description: For V(rolled_back), the host's C(inferops_hardware_group), if set.
+    type: str
 notes:
   - Runs on the controller. Pure decisions (plugins/plugin_utils/_pin.py); nothing is read or written.
 """
@@ -194,6 +214,7 @@ _raw:
     - V(lock_entry), V(model_lock_entry) - the lock's entry.
     - V(model_target) - C(model), C(revision), C(current), C(pinned), C(skip), C(overrides), C(state), C(message).
     - V(model_failed) - C(state), C(message).
+    - V(rolled_back) - C(state), C(entry) (or none), C(message).
   type: list
   elements: raw
 """
@@ -201,12 +222,13 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.serving.plugins.plugin_utils import _pin
+from ansible_collections.inferops.serving.plugins.plugin_utils import _pin, _rollback
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
-STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry")
+STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry",
+         "rolled_back")
 
 
 class LookupModule(LookupBase):
@@ -263,3 +285,9 @@ class LookupModule(LookupBase):
     def _model_lock_entry(option):
         return _pin.model_lock_entry(option("target"), option("deployment"), option("host"), option("now"),
                                      option("cache_info"), option("summary"))
+
+    @staticmethod
+    def _rolled_back(option):
+        group = _rollback.hardware_group(option("groups"), option("hardware_group"))
+        return _rollback.record(option("current"), option("deployment"), option("host"), group, option("now"),
+                                option("reason"), option("known_bad_file"))

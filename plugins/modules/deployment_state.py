@@ -32,6 +32,13 @@ description:
     RV(container), as M(community.docker.docker_container_info) does. The host's current
     container and its proven deployments are one read. The container's environment
     (C(Config.Env)) is left out unless O(reveal_env=true), for its secrets come from the env file.
+  - With O(secrets_key), it returns RV(secrets_digest), an HMAC-SHA256 of O(secrets) (the files the
+    container reads at its start, as the converge is about to write them) keyed with a host-local
+    key, the file O(secrets_key) (64 hex characters, mode C(0600), generated once when it does not
+    exist). The key never leaves the host and no secret is returned. The server role labels the
+    container with the digest, so a changed secret replaces the container (Docker reads the env
+    file only when it creates one). A key that cannot be read or written, is not C(0600), is not
+    the running user's or is malformed fails the module (it never calls the secrets unchanged).
 extends_documentation_fragment:
   - inferops.serving._attributes
   - inferops.serving._attributes.ACTIONGROUP_SERVING
@@ -73,6 +80,18 @@ options:
         the container's C(Config.Env). Use C(no_log) on that task.
     type: bool
     default: false
+  secrets:
+    description:
+      - The secret files the container reads at its start, a mapping of each path to its content
+        (the server role's env file and secret files). Only their keyed digest is returned,
+        RV(secrets_digest); the values are never returned or logged. Requires O(secrets_key).
+    type: dict
+  secrets_key:
+    description:
+      - The host-local key of RV(secrets_digest), e.g. C(/var/lib/inferops-serving/secrets-hmac.key);
+        created (mode C(0600)) when it does not exist, except in check mode (the digest is then
+        made with a throw-away key, so it matches no container).
+    type: path
   container:
     description:
       - A container to read as well (its name or ID), e.g. the serving container of the
@@ -95,6 +114,15 @@ EXAMPLES = r"""
   inferops.serving.deployment_state:
     path: /var/lib/inferops-serving/inferops-serving.json
     container: inferops-serving
+  register: __server_current
+
+- name: The same read, with the keyed digest of the secrets the container is to read
+  inferops.serving.deployment_state:
+    path: /var/lib/inferops-serving/inferops-serving.json
+    container: inferops-serving
+    secrets:
+      /etc/inferops-serving/inferops-serving.env: "{{ env_file_text }}"
+    secrets_key: /var/lib/inferops-serving/secrets-hmac.key
   register: __server_current
 
 - name: Record the deployment that was just proven
@@ -145,6 +173,20 @@ corrupt_copy:
   description: Where the unusable file was kept aside (or would be, in check mode), or V(null).
   returned: success
   type: str
+secrets_digest:
+  description:
+    - HMAC-SHA256 (hex) of O(secrets) with the host key O(secrets_key); V(null) when O(secrets) is
+      empty. Never the secret, nor a plain hash of it.
+  returned: when O(secrets_key) is set
+  type: str
+  sample: 9c1f...e2
+secrets_key_state:
+  description:
+    - V(existing), V(created) (this run generated the key), V(missing) (check mode, no key yet) or
+      V(unused) (no secret).
+  returned: when O(secrets_key) is set
+  type: str
+  sample: existing
 exists:
   description: Whether O(container) exists.
   returned: when O(container) is set
@@ -165,7 +207,7 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _state_file
+from ansible_collections.inferops.serving.plugins.module_utils import _host_files, _secrets_digest, _state_file
 from ansible_collections.inferops.serving.plugins.module_utils._docker_api import (
     DOCKER_COMMON_ARGS, DOCKER_TIMEOUT_ARGS, DockerClient, DockerError, find_container)
 
@@ -207,9 +249,12 @@ def main():
             history=dict(type="int", default=_state_file.DEFAULT_HISTORY),
             reveal_env=dict(type="bool", default=False),
             container=dict(type="str"),
+            secrets=dict(type="dict", no_log=True),
+            secrets_key=dict(type="path", no_log=False),
             **dict(DOCKER_COMMON_ARGS, **DOCKER_TIMEOUT_ARGS)
         ),
         required_if=[("state", "record", ("entry",))],
+        required_by={"secrets": ("secrets_key",)},
         supports_check_mode=True,
     )
     path = module.params["path"]
@@ -254,6 +299,16 @@ def main():
     result["last_known_good"] = view.get("last_known_good") or {}
     result["history"] = view.get("history") or []
     result["spec_sha256"] = result["last_known_good"].get("spec_sha256")
+    if module.params["secrets_key"]:
+        try:
+            digest, key_state = _secrets_digest.host_digest(module.params["secrets_key"], module.params["secrets"] or {},
+                                                            check_mode=module.check_mode)
+        except (_secrets_digest.DigestKeyError, TypeError) as exc:
+            module.fail_json(msg="deployment_state: cannot decide whether the container was created with "
+                                 "today's secrets: %s" % exc, **result)
+        result["secrets_digest"] = digest
+        result["secrets_key_state"] = key_state
+        result["changed"] = result["changed"] or key_state == "created"
     if module.params["container"]:
         try:
             client = DockerClient(module.params["docker_host"], timeout=module.params["docker_timeout"])

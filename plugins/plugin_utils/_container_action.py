@@ -12,14 +12,29 @@ plan (``_deployment`` and what it imports) to compare two labels.
 """
 from __future__ import annotations
 
+# The label that carries the keyed digest of the secrets the container read at its creation
+# (deployment_state's ``secrets_digest``: HMAC-SHA256 with a host-local key, never the secret nor
+# its plain hash). Docker reads the env file and the secret files only when it creates a container:
+# a restart keeps the old values, so a changed secret replaces the container.
+SECRETS_LABEL = "inferops.serving.secrets-hmac"
+
+
+def has_secrets(deployment):
+    """Whether the plan's container reads secrets at its start (an env file or secret files)."""
+    return bool(deployment.get("env_file") or deployment.get("secret_files"))
+
 
 def container_action(deployment, current=None):
     """What a converge does with the container it finds: the one home of "does it run this plan".
 
     ``current`` is the read of the plan's container (``exists``, ``container``: deployment_state's
-    read, shaped as community.docker.docker_container_info's result). A container runs the plan when it carries the plan's spec label
-    AND runs the plan's image: a container replaced by hand from the launch script keeps the
-    label, so the label alone is not enough. Returns:
+    read, shaped as community.docker.docker_container_info's result, and ``secrets_digest``: the
+    keyed digest of the secrets the plan's container is to read). A container runs the plan when
+    it carries the plan's spec label AND runs the plan's image (a container replaced by hand from
+    the launch script keeps the label, so the label alone is not enough) AND carries the digest
+    of today's secrets (``SECRETS_LABEL``; none when the plan has no secret). A plan with secrets
+    and a read without their digest is refused (ValueError): not knowing is never "unchanged".
+    Returns:
 
     - ``exists``, ``running``: what was found;
     - ``differs``: it is not this plan's container (or there is none);
@@ -27,9 +42,22 @@ def container_action(deployment, current=None):
       name and swapped in (container_swap);
     - ``replacing``: a running container that is not this plan's will be stopped;
     - ``starting``: the engine will be (re)started, so the host must be proven from a cold start;
+    - ``secrets_changed``: it runs the plan's image and spec, but was created with other secrets
+      (or carries no digest of them): it is replaced like any other change;
+    - ``labels``: the labels a container created for this plan carries (the spec's, and the
+      secrets' digest);
     - ``drift``: why it is not this plan's container, one line each (empty when it is).
     """
     current = current or {}
+    secrets = has_secrets(deployment)
+    planned_secrets = current.get("secrets_digest") if secrets else None
+    if secrets and not planned_secrets:
+        raise ValueError(
+            "cannot decide whether container %s runs the plan: the keyed digest of its secrets (%s) was not "
+            "read (deployment_state's secrets and secrets_key); refusing rather than calling them unchanged"
+            % (deployment["container"], ", ".join(sorted(
+                [deployment["env_file"]] * bool(deployment.get("env_file"))
+                + [str(path) for path in (deployment.get("secret_files") or {}).values()]))))
     exists = bool(current.get("exists"))
     info = current.get("container") or {}
     config = info.get("Config") or {}
@@ -45,7 +73,20 @@ def container_action(deployment, current=None):
             drift.append("its container was not created from this inventory's plan (spec %s, planned %s): "
                          "site.yml would redeploy it"
                          % (str(labels.get(deployment["spec_label"]) or "none")[:12], deployment["spec_sha256"][:12]))
+    secrets_changed = exists and labels.get(SECRETS_LABEL) != planned_secrets
+    if secrets_changed:
+        if not planned_secrets:
+            why = "the plan has none, the container was created with some"
+        elif not labels.get(SECRETS_LABEL):
+            why = "the container carries no digest of them (created by hand, or before the digest existed)"
+        else:
+            why = "server_secrets (or server_hf_token) differ from those the container was created with"
+        drift.append("secrets changed: %s; Docker reads them only when it creates a container, so site.yml "
+                     "would recreate it" % why)
     differs = bool(drift)
+    created_labels = dict(deployment["spec"].get("labels") or {})
+    if planned_secrets:
+        created_labels[SECRETS_LABEL] = planned_secrets
     return {
         "exists": exists,
         "running": running,
@@ -53,5 +94,7 @@ def container_action(deployment, current=None):
         "swapping": exists and differs,
         "replacing": running and differs,
         "starting": differs or not running,
+        "secrets_changed": secrets_changed,
+        "labels": created_labels,
         "drift": drift,
     }

@@ -110,9 +110,11 @@ def routing_from_reads(result, gateway, url, drained_text=None):
     if status == 200 and isinstance(result.get("json"), (Mapping, list)):
         model_info = result["json"]
     elif status is None:
-        # Not the read's result: a task before it failed (ansible_failed_result), or the host was unreachable.
-        error = "%s: %s" % ("UNREACHABLE" if result.get("unreachable") else "the read failed",
-                            " ".join(str(result.get("msg") or "no reason given").split()))
+        # Not the read's result: a task before it failed (ansible_failed_result), or the host was
+        # unreachable (its result itself: the connection's reason, without ansible-core's prefix).
+        reason = " ".join(str(result.get("msg") or "no reason given").split())
+        reason = reason[len("Task failed: "):] if reason.startswith("Task failed: ") else reason
+        error = "%s: %s" % ("UNREACHABLE" if result.get("unreachable") else "the read failed", reason)
     elif status == 401:
         error = "GET /v1/model/info answered 401: the gateway refuses gateway_master_key (set it as the gateway was converged)"
     else:

@@ -25,6 +25,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile_lint imp
     load_known_bad,
     validate_known_bad,
 )
+from ansible_collections.inferops.serving.plugins.plugin_utils._rollback import hardware_group
 from ansible_collections.inferops.serving.plugins.plugin_utils._weights import revision_problem
 
 # A failure of these server-role steps says nothing about the image that would run (a refused host,
@@ -36,14 +37,6 @@ SYMPTOM_LENGTH = 300
 
 class PinError(ValueError):
     """Bad input to a pin decision; the message names the variable and the fix."""
-
-
-def hardware_group(groups, given=None, serving_group="serving"):
-    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group other
-    than the serving group, else the serving group."""
-    if given:
-        return str(given)
-    return next((group for group in groups or [] if group != serving_group), serving_group)
 
 
 def canaries(hosts, image=None, serving_group="serving", pattern=None):

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._rollback import hardware_group
+from ansible_collections.inferops.serving.plugins.plugin_utils._rollback import refusals as rollback_refusals
+
 GIB_KIB = 1048576
 
 # The oldest NVIDIA driver (Linux) that runs an application built with each CUDA major version:
@@ -65,7 +68,9 @@ def host_checks(deployment, gpu, options=None):
 
     ``options``: ``meminfo_path`` (named in the memory message), ``disk_free_gib`` (free space
     needed to download the model, default 200) and ``disk_free_gib_cached`` (with the model
-    already cached, default 10).
+    already cached, default 10); ``known_bad`` (the inventory's known-bad list), ``groups`` and
+    ``hardware_group`` (the host's, as the pin groups hosts): a plan a rollback left on a host of
+    this group is refused.
     """
     options = options or {}
     profile = deployment["profile"]
@@ -80,6 +85,13 @@ def host_checks(deployment, gpu, options=None):
 
     def check(label, ok, message):
         checks.append({"name": label, "ok": bool(ok), "message": None if ok else message})
+
+    # A deployment playbooks/rollback.yml left on a host of this hardware group (its known-bad
+    # record in the inventory, plugins/plugin_utils/_rollback.py) is not deployed again.
+    if options.get("known_bad"):
+        group = hardware_group(options.get("groups"), options.get("hardware_group"))
+        refused = rollback_refusals(deployment, options["known_bad"], group)
+        check("not rolled back", not refused, " ".join(refused))
 
     if "gpu_name" in hardware:
         check("GPU model", names == [hardware["gpu_name"]],

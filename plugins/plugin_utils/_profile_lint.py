@@ -33,6 +33,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import (
     load_profile,
 )
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._rollback import is_rollback_entry
 from ansible_collections.inferops.serving.plugins.plugin_utils._lint_context import (
     _OVERRIDE_NOTE,
     LintContext,
@@ -89,6 +90,10 @@ def check_digest_known_bad(ctx):
     if not digest:
         return
     for entry in ctx.known_bad:
+        # A rollback's record names a hardware group's hosts, not the profile: preflight's host
+        # checks read it (plugins/plugin_utils/_rollback.py).
+        if is_rollback_entry(entry):
+            continue
         if _known_bad_match(entry, ctx.image.get("repository"), digest):
             yield ("image %s@%s is on the known-bad list: %s (%s; source: %s); pin another digest that "
                    "validated on a canary (playbooks/pin.yml) or use the fallback profile %s"

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_max, metric_sum
+from ansible_collections.inferops.serving.plugins.plugin_utils import _rollback
 from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
 
 
@@ -37,13 +38,16 @@ def _image_digest(ref):
 
 
 def host_status(host, deployment, container=None, recorded=None, health=None, completion=None, metrics=None,
-                watchdog=None):
+                watchdog=None, known_bad=None, groups=None, hardware_group=None):
     """``{host, ok, state, drift, ...}`` of one host; every argument is a task's result as registered.
 
     ``container`` is the container read (deployment_state with ``container``, or
     community.docker.docker_container_info's result), ``recorded`` the deployment_state read,
     ``health``/``completion`` ansible.builtin.uri results, ``metrics`` the
-    /metrics text, ``watchdog`` the watchdog's state file (parsed) or None.
+    /metrics text, ``watchdog`` the watchdog's state file (parsed) or None. ``known_bad`` (the
+    inventory's list), ``groups`` and ``hardware_group`` (the host's): a host whose plan
+    playbooks/rollback.yml left (``_rollback``) is ROLLED BACK, not DRIFT - it serves what the
+    rollback returned to, on purpose, and its row says how to end that.
     """
     action = container_action(deployment, container)
     info = (container or {}).get("container") or {}
@@ -63,7 +67,9 @@ def host_status(host, deployment, container=None, recorded=None, health=None, co
         latency = completion.get("elapsed")
     smoke = deployment.get("smoke") or {}
     answers = answer is not None and str(smoke.get("expect", "")) in answer
-    problems = list(drift)
+    rolled_back = _rollback.status_note(deployment, known_bad, _rollback.hardware_group(groups, hardware_group)) \
+        if drift and known_bad else None
+    problems = [] if rolled_back else list(drift)
     if not health_ok:
         problems.append("/health answered %s" % ((health or {}).get("status") or (health or {}).get("msg") or "nothing"))
     if not answers:
@@ -85,7 +91,9 @@ def host_status(host, deployment, container=None, recorded=None, health=None, co
     if watch:
         live["watchdog"] = "gave up" if watch.get("gave_up") else (watch.get("status") or watch.get("outcome") or "on")
     last = (recorded or {}).get("last_known_good") or {}
-    if drift:
+    if rolled_back:
+        state = rolled_back + ("; NOT SERVING: " + "; ".join(problems) if problems else "")
+    elif drift:
         state = "DRIFT: " + "; ".join(drift)
     elif problems:
         state = "NOT SERVING: " + "; ".join(problems)

@@ -40,11 +40,11 @@ PLAY = """
 """
 
 
-def preflight(tmp_path, digest, gpu):
+def preflight(tmp_path, digest, gpu, **variables):
     (tmp_path / "play.yml").write_text(PLAY)
     extra = {"server_profile": "gb10-nvfp4-mtp-throughput", "server_model_cache_dir": "/models",
              "server_image_lock": {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": digest}}},
-             "__preflight_gpu": gpu, "ansible_python_interpreter": sys.executable}
+             "__preflight_gpu": gpu, "ansible_python_interpreter": sys.executable, **variables}
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -79,3 +79,25 @@ def test_a_host_that_can_serve_its_profile_skips_the_refusal(tmp_path):
     recap = re.search(r"^localhost\s+: ok=(\d+)\s+changed=0\s+unreachable=0\s+failed=0\s+skipped=(\d+)",
                       result.stdout, re.M)
     assert recap, result.stdout[-2000:]
+
+
+def test_a_digest_a_rollback_left_is_refused_naming_the_rollback_and_the_fix(tmp_path):
+    # What playbooks/rollback.yml recorded in the inventory's known-bad list (plugins/plugin_utils/_rollback.py).
+    entry = {"id": "rolled-back:gb10:" + GOOD, "digest": GOOD, "hardware_group": "gb10",
+             "signature": "rolled_back", "symptom": "rolled back on spark-1: p99 doubled",
+             "source": "playbooks/rollback.yml on spark-1, 2026-12-05T11:30:00Z",
+             "rolled_back": {"host": "spark-1", "at": "2026-12-05T11:30:00Z", "reason": "p99 doubled",
+                             "from": "vllm/vllm-openai@" + GOOD, "to": "vllm/vllm-openai@sha256:" + "c" * 64,
+                             "file": "/inv/group_vars/all/known_bad_images.yml"}}
+    result = preflight(tmp_path, GOOD, GB10, inferops_known_bad_images=[entry], inferops_hardware_group="gb10")
+    out = " ".join(result.stdout.split())
+    assert result.returncode != 0, out[-3000:]
+    assert "localhost cannot serve profile gb10-nvfp4-mtp-throughput:" in out, out[-3000:]
+    assert ("playbooks/rollback.yml rolled back from vllm/vllm-openai@%s on spark-1 at 2026-12-05T11:30:00Z "
+            "(p99 doubled), hardware group gb10, so site.yml does not deploy it again" % GOOD) in out, out[-3000:]
+    assert ("delete the entry with id 'rolled-back:gb10:%s' from inferops_known_bad_images in "
+            "/inv/group_vars/all/known_bad_images.yml" % GOOD) in out
+    assert "fails its lint on localhost" not in out
+    # Another hardware group's record does not refuse this host.
+    result = preflight(tmp_path, GOOD, GB10, inferops_known_bad_images=[entry], inferops_hardware_group="g7e")
+    assert result.returncode == 0, result.stdout[-3000:]

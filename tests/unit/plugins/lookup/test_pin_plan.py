@@ -61,3 +61,19 @@ def test_a_failed_canary_is_never_locked():
 def test_a_step_it_does_not_know_is_refused():
     with pytest.raises(AnsibleLookupError, match="pin_plan: name one of canaries, target"):
         pin_plan("pin_target")
+
+
+def test_rolled_back_records_what_a_rollback_leaves_for_the_hosts_hardware_group():
+    left = "vllm/vllm-openai@" + NEW
+    current = {"exists": True, "container": {"Config": {"Image": left, "Labels": {PLAN["spec_label"]: "0" * 64}}}}
+    # As the task passes them: group_names, inferops_hardware_group undefined (none).
+    decision = pin_plan("rolled_back", deployment=PLAN, current=current, host="spark-1", now="2026-12-05T11:30:00Z",
+                        reason="p99 doubled", groups=["serving", "gb10"], hardware_group=None,
+                        known_bad_file="/inv/group_vars/all/known_bad_images.yml")
+    assert decision["state"] == "record"
+    assert decision["entry"]["digest"] == NEW and decision["entry"]["hardware_group"] == "gb10"
+    assert decision["entry"]["rolled_back"]["file"] == "/inv/group_vars/all/known_bad_images.yml"
+    given = pin_plan("rolled_back", deployment=PLAN, current=current, host="spark-1", groups=["serving", "gb10"],
+                     hardware_group="spark-lab")
+    assert given["entry"]["hardware_group"] == "spark-lab"
+    assert pin_plan("rolled_back", deployment=PLAN, current={"exists": False})["state"] == "none"

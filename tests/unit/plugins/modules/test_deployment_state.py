@@ -136,3 +136,102 @@ def test_an_unreachable_daemon_fails_naming_the_container(run_module, tmp_path):
                                                    "docker_host": "unix://%s/missing.sock" % tmp_path})
     assert failed
     assert result["msg"].startswith("cannot read the container srv: cannot reach the Docker daemon at unix://")
+
+
+# ---- the keyed digest of the secrets the container reads at its start ----
+
+SECRET = "sk-unit-rotate-Key-3f9a0c"
+ENV_FILE = "/etc/inferops-serving/inferops-serving.env"
+
+
+def digest_args(tmp_path, value=SECRET):
+    return {"path": str(tmp_path / "s.json"), "secrets_key": str(tmp_path / "state" / "secrets-hmac.key"),
+            "secrets": {ENV_FILE: "VLLM_API_KEY=%s\n" % value}}
+
+
+def test_the_secrets_digest_is_keyed_stable_and_follows_the_secret(run_module, tmp_path):
+    import hashlib
+    key = tmp_path / "state" / "secrets-hmac.key"
+    failed, first = run_module(deployment_state, digest_args(tmp_path))
+    assert not failed and first["secrets_key_state"] == "created" and first["changed"]
+    # The key: generated once, 0600, the running user's (root under become), never returned.
+    info = os.stat(key)
+    assert stat.S_IMODE(info.st_mode) == 0o600 and info.st_uid == os.geteuid()
+    assert key.read_text().strip() not in json.dumps(first)
+    digest = first["secrets_digest"]
+    assert len(digest) == 64 and SECRET not in json.dumps(first)
+    # Neither the secret nor a plain hash of it, of the file, or of the canonical material.
+    text = "VLLM_API_KEY=%s\n" % SECRET
+    plain = {hashlib.sha256(v.encode()).hexdigest() for v in (SECRET, text, json.dumps([[ENV_FILE, text]]),
+                                                             json.dumps([[ENV_FILE, text]], separators=(",", ":")))}
+    assert digest != SECRET and digest not in plain
+
+    failed, again = run_module(deployment_state, digest_args(tmp_path))
+    assert not failed and not again["changed"] and again["secrets_key_state"] == "existing"
+    assert again["secrets_digest"] == digest
+    failed, rotated = run_module(deployment_state, digest_args(tmp_path, value="sk-unit-rotate-Key-NEW"))
+    assert not failed and rotated["secrets_digest"] != digest
+
+
+def test_another_hosts_key_gives_another_digest(run_module, tmp_path):
+    failed, one = run_module(deployment_state, digest_args(tmp_path / "a"))
+    failed, two = run_module(deployment_state, digest_args(tmp_path / "b"))
+    assert one["secrets_digest"] != two["secrets_digest"]
+
+
+def test_check_mode_writes_no_key_and_its_digest_matches_nothing(run_module, tmp_path):
+    failed, result = run_module(deployment_state, digest_args(tmp_path), check_mode=True)
+    assert not failed and result["secrets_key_state"] == "missing" and not result["changed"]
+    assert not (tmp_path / "state").exists()
+    failed, real = run_module(deployment_state, digest_args(tmp_path))
+    assert real["secrets_digest"] != result["secrets_digest"]
+
+
+def test_no_secret_no_key_and_no_digest(run_module, tmp_path):
+    args = dict(digest_args(tmp_path), secrets={})
+    failed, result = run_module(deployment_state, args)
+    assert not failed and result["secrets_digest"] is None and result["secrets_key_state"] == "unused"
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_key_that_cannot_be_trusted_or_read_fails_closed(run_module, tmp_path):
+    key = tmp_path / "state" / "secrets-hmac.key"
+    failed, result = run_module(deployment_state, digest_args(tmp_path))
+    assert not failed
+    os.chmod(key, 0o644)
+    failed, result = run_module(deployment_state, digest_args(tmp_path))
+    assert failed and "secrets_digest" not in result
+    assert "is mode 0644, not 0600" in result["msg"] and "remove %s" % key in result["msg"]
+    assert result["msg"].startswith("deployment_state: cannot decide whether the container was created with today's")
+    key.write_text("not hex\n")
+    os.chmod(key, 0o600)
+    failed, result = run_module(deployment_state, digest_args(tmp_path))
+    assert failed and "is not 64 hex characters" in result["msg"]
+    os.unlink(key)
+    os.symlink(tmp_path / "elsewhere", key)
+    failed, result = run_module(deployment_state, digest_args(tmp_path))
+    assert failed and "cannot read the secrets' digest key" in result["msg"]
+    assert SECRET not in json.dumps(result)
+
+
+def test_a_key_that_cannot_be_written_fails_closed(run_module, tmp_path):
+    # A file where the state directory should be: no key can be read nor created.
+    (tmp_path / "state").write_text("")
+    failed, result = run_module(deployment_state, digest_args(tmp_path))
+    assert failed and "cannot read the secrets' digest key" in result["msg"] and "Not a directory" in result["msg"]
+    assert "secrets_digest" not in result
+    # A parent that cannot be made a directory: the key cannot be written.
+    args = dict(digest_args(tmp_path), secrets_key=str(tmp_path / "state" / "sub" / "secrets-hmac.key"))
+    from ansible_collections.inferops.serving.plugins.module_utils import _secrets_digest
+    import pytest
+    with pytest.raises(_secrets_digest.DigestKeyError, match="cannot write the secrets' digest key"):
+        _secrets_digest.create_key(str(tmp_path / "state" / "secrets-hmac.key"))
+    failed, result = run_module(deployment_state, args)
+    assert failed and "secrets' digest key" in result["msg"]
+
+
+def test_the_secret_values_are_a_no_log_option():
+    # Ansible masks a no_log option's values in the invocation and in any result string.
+    import inspect
+    source = inspect.getsource(deployment_state.main)
+    assert 'secrets=dict(type="dict", no_log=True)' in source

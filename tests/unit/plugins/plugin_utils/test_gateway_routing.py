@@ -161,3 +161,14 @@ def test_the_real_answer_of_litellm_reads():
     gateway = gateway_routing("lab-gateway", URL, answer)
     assert gateway["in_routing"] == {"lab-g7e": True, "lab-spark": True, "lab-spark-2": True}
     assert gateway["groups"]["RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"] == ["lab-spark", "lab-spark-2"]
+
+
+def test_an_unreachable_gateway_is_named_without_ansible_cores_prefix():
+    # ansible-core 2.19 prefixes the unreachable result's message with "Task failed: ".
+    unreachable = {"unreachable": True, "changed": False,
+                   "msg": "Task failed: Failed to connect to the host via ssh: ssh: connect to host 127.0.0.1 port 1: "
+                          "Connection refused"}
+    gateway = routing_from_reads(unreachable, "gw-1", URL)
+    assert not gateway["ok"] and gateway["in_routing"] == {}
+    assert gateway["state"] == ("NOT READ: UNREACHABLE: Failed to connect to the host via ssh: ssh: connect to host "
+                                "127.0.0.1 port 1: Connection refused")
