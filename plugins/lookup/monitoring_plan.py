@@ -59,6 +59,21 @@ options:
     type: str
     choices: [fail, report]
     default: fail
+  alerting:
+    description:
+      - Return instead, for each host of the terms (the monitoring hosts), a status row saying
+        whether its alerts reach a receiver - C(ok) false and a C(warning) when
+        C(monitoring_alertmanager_receiver) has no C(*_configs) (Alertmanager drops every alert)
+        or C(monitoring_alertmanager_enabled) is false. Read from each host's variables unless
+        O(receiver) or O(alertmanager_enabled) are given. The warning is also shown as an Ansible warning.
+    type: bool
+    default: false
+  receiver:
+    description: The Alertmanager receiver to judge (O(alerting)), the role's C(monitoring_alertmanager_receiver).
+    type: dict
+  alertmanager_enabled:
+    description: Whether Alertmanager runs (O(alerting)), the role's C(monitoring_alertmanager_enabled).
+    type: bool
   running:
     description:
       - The monitoring host's files as the role wrote them, parsed - C(prometheus) (prometheus.yml)
@@ -97,8 +112,9 @@ _raw:
       secret's name, never its value), C(textfile_dirs) (host to the watchdog's textfile
       directory), C(node_exporters) (host to its node_exporter's C(listen_address),
       C(metrics_path) and C(textfile_dir)), C(probes) (each gateway host's C(host) and probed
-      C(url)), and C(unplanned) (empty).
+      C(url)), C(blackbox) (the blackbox exporter's configuration, the module they use), and C(unplanned) (empty).
     - With O(unplanned=report) and a host without a plan, C(unplanned) (those hosts) alone.
+    - With O(alerting), a list of status rows (C(host), C(ok), C(state), C(problems), C(warning)).
     - With O(running), C(prometheus) and C(rules) without the hosts, C(removed) (the hosts found
       and removed) and C(credentials) (the API key files only their jobs read).
   type: list
@@ -108,7 +124,14 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import MonitoringError, forget_hosts, play_plan
+from ansible.utils.display import Display
+
+from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import (
+    MonitoringError,
+    alerting_rows,
+    forget_hosts,
+    play_plan,
+)
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
@@ -128,6 +151,13 @@ class LookupModule(LookupBase):
         if hostvars is None:
             raise AnsibleLookupError("inferops.serving.monitoring_plan needs the play's hostvars: call it in a task")
         try:
+            if self.get_option("alerting"):
+                rows = alerting_rows(_names(terms), hostvars, plain(self.get_option("receiver")),
+                                     self.get_option("alertmanager_enabled"))
+                for row in rows:
+                    if row["warning"]:
+                        Display().warning("%s: %s" % (row["host"], row["warning"]))
+                return [rows]
             running = self.get_option("running")
             if running is not None:
                 running = plain(running)

@@ -404,7 +404,7 @@ def _seconds(gateway, name, value, low=0):
 def routing_plan(gateways, hostvars):
     """What the routing role needs of each gateway host, read from that host's own variables.
 
-    ``gateways``: the ``gateway`` group's hosts. Returns ``{gateways: [{host, config_dir, state_dir,
+    ``gateways``: the ``gateway`` group's hosts. Returns ``{gateways: [{host, config_dir, state_dir, url,
     health_url, service, drain, drain_timeout, allow_outage}], draining: [hosts whose drain is
     on], drain_timeout}`` - ``drain_timeout`` the longest of the draining gateways' (the wait for
     the engine's requests is one wait). No secret in it: the master keys are
@@ -423,6 +423,7 @@ def routing_plan(gateways, hostvars):
             "host": gateway,
             "config_dir": str(read("gateway_config_dir")),
             "state_dir": str(read("gateway_state_dir")),
+            "url": local_url(read("gateway_listen_address"), port),
             "health_url": local_url(read("gateway_listen_address"), port) + "/health",
             "service": str(read("gateway_service_name")),
             "drain": _bool(gateway, "gateway_drain", read("gateway_drain")),
@@ -454,7 +455,8 @@ def forget_hosts(config, hosts):
     deployment go too. Returns ``{config, groups, removed, env}``: the new configuration, each
     model group's remaining hosts (routing.json), the hosts whose deployments were found and
     removed, and the env file's variables only they referenced (their engine keys: the lines to
-    remove from the env file). Nothing is removed for a host the configuration does not list.
+    remove from the env file); ``expect`` the model groups and aliases the proxy must list after.
+    Nothing is removed for a host the configuration does not list.
     """
     if not isinstance(config, Mapping) or not isinstance(config.get("model_list"), list):
         raise GatewayError("the gateway's config.yaml has no model_list (got %s): it was not written by the "
@@ -489,7 +491,9 @@ def forget_hosts(config, hosts):
         else:
             del router["model_group_alias"]
         new["router_settings"] = router
+    aliases = (new.get("router_settings") or {}).get("model_group_alias") or {}
     return {"config": new, "groups": {group: sorted(members) for group, members in sorted(groups.items())},
+            "expect": sorted(groups) + sorted(alias for alias, target in aliases.items() if isinstance(target, str)),
             "removed": sorted(removed), "env": sorted(env_removed - env_kept)}
 
 

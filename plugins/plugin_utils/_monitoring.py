@@ -312,6 +312,13 @@ def probe_targets(options=None):
     return targets
 
 
+def blackbox_config():
+    """The blackbox exporter's configuration: the one module the gateway probes use, an HTTP GET
+    answered 200 within 5 s (LiteLLM's /health/readiness needs no key)."""
+    return {"modules": {BLACKBOX_MODULE: {"prober": "http", "timeout": "5s", "http": {
+        "method": "GET", "valid_status_codes": [200], "preferred_ip_protocol": "ip4"}}}}
+
+
 def prometheus_config(targets, options=None):
     """``prometheus.yml`` (as a dict) scraping ``targets`` (scrape_targets' list)."""
     values = settings(options)
@@ -671,6 +678,7 @@ def monitoring_plan(hosts, options=None):
                         for t in targets if t.get("credentials_file")],
         "textfile_dirs": textfile_dirs,
         "probes": [{"host": t["labels"]["host"], "url": t["probe"]} for t in targets if t.get("probe")],
+        "blackbox": blackbox_config(),
         "node_exporters": {str(e["host"]): {
             "listen_address": e.get("node_exporter_listen") or ":%d" % int(e.get("node_exporter_port")
                                                                            or values["node_exporter_port"]),
@@ -782,3 +790,55 @@ def forget_hosts(prometheus, rules, hosts):
         groups.append(dict(group, rules=kept))
     return {"prometheus": dict(prometheus, scrape_configs=jobs), "rules": dict(rules, groups=groups),
             "removed": sorted(removed), "credentials": sorted(credentials - kept_credentials)}
+
+
+# ---- do alerts reach someone (the monitoring role's warning, status.yml's monitoring row) ----
+
+RECEIVER_VARIABLE = "monitoring_alertmanager_receiver"
+
+
+def alert_delivery(receiver=None, enabled=True):
+    """Whether the alerts reach anyone: ``{"delivers": bool, "warning": str or None}``.
+
+    Alertmanager sends an alert only through a receiver's ``*_configs`` (``webhook_configs``,
+    ``email_configs``, ``pagerduty_configs``, ...): the role's default receiver (a name alone)
+    drops every alert. ``enabled`` false (``monitoring_alertmanager_enabled``): Prometheus sends
+    them nowhere.
+    """
+    if isinstance(enabled, str):
+        enabled = enabled.strip().lower() in ("true", "yes", "on", "1")
+    if not enabled:
+        return {"delivers": False, "warning": "alerts reach no one: monitoring_alertmanager_enabled is false, so "
+                                              "Prometheus evaluates the alert rules and sends them nowhere; enable "
+                                              "it and set %s" % RECEIVER_VARIABLE}
+    configs = sorted(key for key, value in (receiver or {}).items()
+                     if str(key).endswith("_configs") and isinstance(value, (list, tuple)) and value) \
+        if isinstance(receiver, Mapping) else []
+    if configs:
+        return {"delivers": True, "warning": None}
+    return {"delivers": False, "warning": "alerts reach no one: %s has no *_configs (got %s), so Alertmanager drops "
+                                          "every alert; set it in the inventory, e.g. {name: oncall, webhook_configs: "
+                                          "[{url: https://hooks.example/alertmanager}]}"
+                                          % (RECEIVER_VARIABLE, "a name only" if isinstance(receiver, Mapping)
+                                             else "nothing")}
+
+
+def alerting_rows(hosts, hostvars, receiver=None, enabled=None):
+    """One status row per monitoring host: whether its alerts reach a receiver.
+
+    ``hostvars``: each host's variables (its ``monitoring_alertmanager_receiver`` and
+    ``monitoring_alertmanager_enabled``, the role's defaults when unset); ``receiver`` and
+    ``enabled``, when given, are the role's own values (the role's task). The row's ``host`` is
+    ``<host> (monitoring)``: the host may serve an engine too and has a serving row of its own.
+    """
+    rows = []
+    for host in hosts or ():
+        own = hostvars.get(str(host)) if isinstance(hostvars, Mapping) else None
+        own = own if isinstance(own, Mapping) else {}
+        delivery = alert_delivery(receiver if receiver is not None else own.get(RECEIVER_VARIABLE, {"name": "operator"}),
+                                  enabled if enabled is not None else own.get("monitoring_alertmanager_enabled", True))
+        rows.append({"host": "%s (monitoring)" % host, "ok": delivery["delivers"], "profile": "monitoring (Prometheus)",
+                     "state": "alerts delivered" if delivery["delivers"] else "ALERTS DROPPED: " + delivery["warning"],
+                     "problems": [] if delivery["delivers"] else [delivery["warning"]], "details": {},
+                     "monitoring": True, "warning": delivery["warning"]})
+    return rows

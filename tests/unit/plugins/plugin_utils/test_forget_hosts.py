@@ -42,6 +42,7 @@ def test_the_gateway_loses_the_leaving_host_and_keeps_every_other_one_as_it_was(
     assert hosts_of(result["config"]) == ["g7e-1", "spark-1"]
     assert result["removed"] == ["spark-2"]
     assert result["groups"] == {G7E_GROUP: ["g7e-1"], SPARK_GROUP: ["spark-1"]}
+    assert result["expect"] == sorted([G7E_GROUP, SPARK_GROUP])
     # The others' entries and every setting are the running ones, untouched.
     assert [e for e in before["model_list"] if e["model_info"]["inferops_host"] != "spark-2"] == \
         result["config"]["model_list"]
@@ -65,6 +66,7 @@ def test_a_group_left_without_a_host_loses_its_aliases_too():
     assert G7E_GROUP not in result["groups"]
     aliases = result["config"]["router_settings"]["model_group_alias"]
     assert aliases.get("nemotron") == SPARK_GROUP and "sglang" not in aliases
+    assert result["expect"] == [SPARK_GROUP, "nemotron"]
     everything = g.forget_hosts(before, ["g7e-1", "spark-1", "spark-2"])
     assert everything["config"]["model_list"] == [] and "model_group_alias" not in everything["config"]["router_settings"]
 
@@ -172,6 +174,8 @@ def test_the_gateway_probe_is_a_blackbox_job_with_its_own_alert():
     assert job["static_configs"] == [{"targets": ["http://10.0.0.9:4000/health/readiness"],
                                       "labels": {"host": "gw-1", "inferops_role": "gateway"}}]
     assert {"target_label": "__address__", "replacement": "127.0.0.1:9115"} in job["relabel_configs"]
+    # The module the job asks for is the one the blackbox exporter's configuration defines.
+    assert list(plan["blackbox"]["modules"]) == [m.BLACKBOX_MODULE]
     alerts = {rule["alert"]: rule for group in plan["rules"]["groups"] for rule in group["rules"] if "alert" in rule}
     assert 'probe_success{inferops_role="gateway"} == 0' in alerts["InferopsGatewayDown"]["expr"]
     # No gateway group: no probe, no blackbox exporter to install.
