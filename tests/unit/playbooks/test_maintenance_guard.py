@@ -2,7 +2,8 @@
 """playbooks/maintenance.yml takes hosts out of routing and back: without -e inferops_maintenance=out
 or in, or without a -l naming the hosts (every serving host would leave routing), it stops before
 it even connects (the hosts are SSH hosts on a loopback port nothing listens on); with both it goes
-on to the named hosts only."""
+on to the named hosts only. ``out`` itself, on this machine against the Docker Engine API double
+(docker_engine_double.py), stops the engine only when asked."""
 from __future__ import annotations
 
 import os
@@ -10,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from docker_engine_double import DockerEngine, container, serve
+from role_runs import run, server_host
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -47,3 +50,26 @@ def test_a_limit_and_a_step_go_on_to_the_named_hosts_only(tmp_path):
     result = maintenance(tmp_path, "-e", "inferops_maintenance=out", "-l", "spark-02")
     assert "No -l: this would" not in result.stdout and "run with -e inferops_maintenance" not in result.stdout
     assert "UNREACHABLE" in result.stdout and "spark-02" in result.stdout and "spark-01" not in result.stdout
+
+
+def test_out_stops_the_engine_when_asked_and_keeps_it_otherwise(tmp_path):
+    """``out`` on this machine (no gateway group: nothing to drain; no watchdog unit: nothing to
+    hold) against the Docker Engine API double: with inferops_maintenance_stop_engine the serving
+    container is stopped through the API, without it the engine keeps running."""
+    for stop_engine, running in (("false", True), ("true", False)):
+        docker = DockerEngine({"engine": container("vllm/vllm-openai:cu130-nightly")})
+        socket = tmp_path / "docker.sock"
+        docker_host, stop = serve(docker, socket)
+        try:
+            result = run(tmp_path, {"serving": {"hosts": {"spark-01": server_host(
+                tmp_path, docker_host, "gb10-nvfp4-mtp-throughput")}}},
+                [{"ansible.builtin.import_playbook": os.path.join(ROOT, "playbooks", "maintenance.yml")}],
+                "-l", "spark-01", "-e", "inferops_maintenance=out",
+                "-e", "inferops_maintenance_stop_engine=%s" % stop_engine)
+        finally:
+            stop()
+            socket.unlink()
+        assert result.code == 0, result.output[-3000:]
+        assert docker.containers["engine"]["State"]["Running"] is running, result.output[-2000:]
+        assert "spark-01 is out of the gateway's routing, its watchdog held" in result.output
+        assert ("its engine stopped" in result.output) is not running
