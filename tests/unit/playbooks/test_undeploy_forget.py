@@ -7,8 +7,9 @@ would): the others have no plan in it, and the gateway and monitoring hosts are 
 delegation. In check mode (the restart, the reload and the proxy's proof need systemd and a
 LiteLLM: they are skipped there, and the lab test covers them), the task records hold what each
 file would become: the leaving host is gone from LiteLLM's config.yaml, its routing file, its env
-file and from prometheus.yml and the rules, the other host stays; with those files in place a
-second run changes nothing."""
+file and from prometheus.yml and the rules, the other host stays, and the files are what the
+gateway and monitoring roles' own templates make of them; with those files in place a second run
+changes nothing."""
 from __future__ import annotations
 
 import yaml
@@ -56,17 +57,25 @@ def fleet(tmp_path):
 
 
 def written(records, dest):
-    """The content the run's copy task gave ``dest`` (templated: the record of its item)."""
-    found = [r["args"]["content"] for r in records
-             if r["action"] == "ansible.builtin.copy" and r["args"].get("dest") == str(dest) and r["changed"]]
-    assert len(found) == 1, [r["args"].get("dest") for r in records if r["action"] == "ansible.builtin.copy"]
+    """What the run's template or copy task would make ``dest`` (--diff's after, of its item's record)."""
+    found = []
+    for record in records:
+        diffs = record.get("diff") or []
+        for diff in diffs if isinstance(diffs, list) else [diffs]:
+            if record["changed"] and record["args"].get("dest") == str(dest) and "after" in diff:
+                found.append(diff["after"])
+    assert len(found) == 1, [(r["action"], r["args"].get("dest")) for r in records if r.get("diff")]
     return found[0]
 
 
 def test_the_leaving_host_goes_from_the_gateway_and_prometheus_and_only_it(tmp_path):
     inventory, gateway, prometheus = fleet(tmp_path)
-    run = role_runs.run(tmp_path, inventory, PLAYS, "--check")
+    run = role_runs.run(tmp_path, inventory, PLAYS, "--check", "--diff")
     assert run.code == 0, run.output[-3000:]
+    # The gateway role's template: its header, then the configuration.
+    assert ("# LiteLLM proxy configuration derived from the serving hosts' deployment plans\n# (the "
+            "inferops.serving.gateway_plan lookup); keys are os.environ/ references to %s/gateway.env." % gateway) \
+        in written(run.records, gateway / "config.yaml")
     config = yaml.safe_load(written(run.records, gateway / "config.yaml"))
     assert [e["model_info"]["inferops_host"] for e in config["model_list"]] == ["spark-1"]
     assert yaml.safe_load(written(run.records, gateway / "state" / "routing.json")) == {
@@ -91,7 +100,7 @@ def test_the_leaving_host_goes_from_the_gateway_and_prometheus_and_only_it(tmp_p
     (gateway / "config.yaml").write_text(written(run.records, gateway / "config.yaml"))
     (prometheus / "prometheus.yml").write_text(written(run.records, prometheus / "prometheus.yml"))
     (prometheus / "inferops_rules.yml").write_text(written(run.records, prometheus / "inferops_rules.yml"))
-    again = role_runs.run(tmp_path, inventory, PLAYS, "--check")
+    again = role_runs.run(tmp_path, inventory, PLAYS, "--check", "--diff")
     assert again.code == 0, again.output[-3000:]
     assert not [r for r in again.records if r["changed"]]
 
@@ -100,6 +109,6 @@ def test_a_gateway_and_prometheus_never_configured_are_left_alone(tmp_path):
     inventory, gateway, prometheus = fleet(tmp_path)
     (gateway / "config.yaml").unlink()
     (prometheus / "prometheus.yml").unlink()
-    run = role_runs.run(tmp_path, inventory, PLAYS, "--check")
+    run = role_runs.run(tmp_path, inventory, PLAYS, "--check", "--diff")
     assert run.code == 0, run.output[-3000:]
     assert not [r for r in run.records if r["changed"]]
