@@ -47,9 +47,9 @@ _value:
     - C(exists), C(running); C(differs) (not this plan's container, or none); C(swapping) (one
       exists but differs, so create it staged and swap); C(replacing) (a running one that differs will
       be stopped); C(starting) (the engine will be started); C(drift) (why it differs, one line each).
-    - With O(changes=true), C(changes) too - one line per change the restart makes (C(--max-num-seqs 4 -> 16),
-      C(image A -> B), C(env added: NAME), C(mount added: ...)), names only for the environment and
-      secrets; empty when the engine is not started.
+    - "With O(changes=true), C(changes) too: one line per change the restart makes
+      (C(--max-num-seqs 4 -> 16), C(image A -> B), C(env added: NAME), C(mount added: ...)), names
+      only for the environment and secrets; empty when the engine is not started."
   type: dict
 """
 
