@@ -229,11 +229,16 @@ def plan_changes(deployment, current=None):
     if recorded is None:
         new_labels = {k: v for k, v in new_labels.items() if str(k).startswith("inferops.")}
     lines += _label_lines(old.get("labels") or {}, new_labels)
+    secrets = "secrets: changed" in lines
     for key in sorted(set(spec) | set(old)):
-        if key in _OWN_LINES or key == "name" or key not in old:
+        if key in _OWN_LINES or key == "name" or key not in old or old.get(key) == spec.get(key):
             continue
-        if old.get(key) != spec.get(key):
+        if _secret_name(key):
+            secrets = True  # a digest of the secrets in the spec: whether, never what
+        else:
             lines.append("%s %s -> %s" % (key, _show(old.get(key)), _show(spec.get(key))))
+    if secrets and "secrets: changed" not in lines:
+        lines.append("secrets: changed")
     if not lines:
         lines.append("launch spec %s -> %s (%s)"
                      % (str(label or "none")[:12], deployment["spec_sha256"][:12],

@@ -118,6 +118,14 @@ def test_a_label_digesting_the_secrets_says_changed_never_its_value():
     assert changes == ["secrets: changed"], changes
 
 
+def test_a_spec_key_digesting_the_secrets_says_changed_never_its_value():
+    current = inspect_of(PLAN)
+    current["history"] = [{"spec_sha256": PLAN["spec_sha256"], "spec": dict(PLAN["spec"], secrets_sha256="e" * 64)}]
+    newer = dict(PLAN, spec=dict(PLAN["spec"], secrets_sha256="f" * 64), spec_sha256="1" * 64)
+    current["container"]["Config"]["Labels"][PLAN["spec_label"]] = PLAN["spec_sha256"]
+    assert plan_changes(newer, current) == ["secrets: changed"]
+
+
 def test_no_record_and_nothing_visible_says_so():
     current = found(spec="0" * 64)  # the same image and labels, no Cmd, no mounts in the read
     current["container"]["Config"]["Labels"]["inferops.serving.profile"] = "gb10-nvfp4-mtp-throughput"
