@@ -12,8 +12,9 @@ plan (``_deployment`` and what it imports) to compare two labels.
 """
 from __future__ import annotations
 
-# The digests the plan puts in the container's labels: they change with what they digest, which
-# the lines name; their own change is no news.
+# The digests the plan puts in the container's labels (_profile.SPEC_LABEL, _deployment.ARGV_LABEL,
+# spelled here: this module imports nothing): they change with what they digest, which the lines
+# name; their own change is no news.
 _DIGEST_LABELS = ("inferops.serving.spec-sha256", "inferops.serving.argv-sha256")
 # The launch spec's keys that plan_changes compares one by one (the rest: by value).
 _OWN_LINES = ("image", "command", "env", "secret_env", "volumes", "labels", "published_ports")

@@ -147,3 +147,9 @@ def test_flags_with_equals_and_repeats_are_compared_by_name():
     current = inspect_of(old)
     current["container"]["Config"]["Labels"][PLAN["spec_label"]] = "2" * 64
     assert plan_changes(new, current) == ["command serve m -> serve n", "--a 1 -> 2", "--c removed"]
+
+
+def test_the_digest_labels_left_out_are_the_plans():
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _container_action, _deployment, _profile
+
+    assert set(_container_action._DIGEST_LABELS) == {_profile.SPEC_LABEL, _deployment.ARGV_LABEL}
