@@ -25,6 +25,12 @@ options:
         C(community.docker.docker_container_info) return them.
     type: dict
     required: true
+  changes:
+    description:
+      - Also return C(changes), what the engine's restart would change (the plan against the
+        container found and the launch spec the host recorded for it), for C(--check --diff).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -41,13 +47,16 @@ _value:
     - C(exists), C(running); C(differs) (not this plan's container, or none); C(swapping) (one
       exists but differs, so create it staged and swap); C(replacing) (a running one that differs will
       be stopped); C(starting) (the engine will be started); C(drift) (why it differs, one line each).
+    - "With O(changes=true), C(changes) too: one line per change the restart makes
+      (C(--max-num-seqs 4 -> 16), C(image A -> B), C(env added: NAME), C(mount added: ...)), names
+      only for the environment and secrets; empty when the engine is not started."
   type: dict
 """
 
 
-def _container_action(deployment, current):
+def _container_action(deployment, current, changes=False):
     from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
-    return container_action(deployment, current)
+    return container_action(deployment, current, changes=bool(changes))
 
 
 class FilterModule:

@@ -6,9 +6,16 @@
 # PRIVATE: this is not a public API of the collection; it may change without notice.
 """The host's deployment state (``/var/lib/inferops-serving/<name>.json``): parse, heal, record.
 
-The file holds ``{last_known_good: <entry>, history: [<entry>, ...]}``, newest first. A missing,
-empty or unparseable file means "no last known-good" (never a raw error); the caller keeps a
-corrupt file aside and rewrites it at the next record. Pure functions; the module does the I/O.
+The file holds ``{schema_version: 1, last_known_good: <entry>, history: [<entry>, ...]}``, newest
+first. A missing, empty or unparseable file means "no last known-good" (never a raw error); the
+caller keeps a corrupt file aside and rewrites it at the next record. Pure functions; the module
+does the I/O.
+
+``schema_version`` is the file's layout: a file without one was written before the layout had a
+version (collection 0.1.0 before its release) and is read as layout 1, whose keys it has; the
+next record writes the version. A file of a later layout than this code knows is refused
+(``StateVersionError``), never kept aside nor rewritten: a rollback must not start from a state
+it cannot read, and an older controller must not throw away a newer one's history.
 """
 from __future__ import annotations
 
@@ -17,10 +24,31 @@ import json
 
 HIDDEN = "<hidden>"
 DEFAULT_HISTORY = 5
+# The layout this code reads and writes; raise it (and read the older ones) when the layout changes.
+SCHEMA_VERSION = 1
+VERSION_KEY = "schema_version"
 
 
 class StateError(ValueError):
     """An entry to record is not usable (it names what is wrong)."""
+
+
+class StateVersionError(ValueError):
+    """The file's layout is not one this code can read (a later version wrote it)."""
+
+    def __init__(self, version):
+        self.version = version
+        super().__init__("its %s is %s; this inferops.serving reads layouts up to %d"
+                         % (VERSION_KEY, json.dumps(version), SCHEMA_VERSION))
+
+
+def schema_version(state):
+    """The layout of a parsed file: its ``schema_version``, or 1 for a file written before the
+    layout had one (the same keys). Raises StateVersionError for one this code cannot read."""
+    version = state.get(VERSION_KEY, SCHEMA_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+        raise StateVersionError(version)
+    return version
 
 
 def empty_state():
@@ -31,7 +59,9 @@ def parse(data):
     """``(state, problem)`` for the file's bytes (or None when missing).
 
     ``problem`` is None for a usable file and for a missing or empty one (both mean no state);
-    otherwise it says why the file is unusable, and ``state`` is empty.
+    otherwise it says why the file is unusable, and ``state`` is empty. A file of a layout this
+    code does not know raises StateVersionError (checked before its shape: a later layout may
+    have another).
     """
     if data is None or not data.strip():
         return empty_state(), None
@@ -45,6 +75,7 @@ def parse(data):
         return empty_state(), "not valid JSON (%s)" % (exc if isinstance(exc, ValueError) else "nested too deeply")
     if not isinstance(state, dict):
         return empty_state(), "the top level is a %s, not a JSON object" % type(state).__name__
+    schema_version(state)
     lkg = state.get("last_known_good")
     lkg = {} if lkg is None else lkg
     history = state.get("history")
@@ -78,12 +109,12 @@ def record(state, entry, history=DEFAULT_HISTORY):
             return state, False
         # The same deployment, proven again after a new start (a resumed wait, a watchdog restart):
         # the record of the proven start moves on; the history does not grow.
-        new = dict(state)
+        new = dict(state, **{VERSION_KEY: SCHEMA_VERSION})
         new["last_known_good"] = copy.deepcopy(entry)
         history = list(state.get("history") or [])
         new["history"] = [copy.deepcopy(entry)] + history[1:] if history else [copy.deepcopy(entry)]
         return new, True
-    new = dict(state or {})
+    new = dict(state or {}, **{VERSION_KEY: SCHEMA_VERSION})
     new["last_known_good"] = copy.deepcopy(entry)
     new["history"] = ([copy.deepcopy(entry)] + list((state or {}).get("history") or []))[:history]
     return new, True
@@ -100,8 +131,9 @@ def hide_env(data):
 
 
 def dump(state):
-    """The file text: indented JSON, keys sorted, trailing newline."""
-    return json.dumps(state, indent=2, sort_keys=True) + "\n"
+    """The file text in this code's layout (``schema_version`` set): indented JSON, keys sorted,
+    trailing newline."""
+    return json.dumps(dict(state, **{VERSION_KEY: SCHEMA_VERSION}), indent=2, sort_keys=True) + "\n"
 
 
 def corrupt_path(path, now):

@@ -11,13 +11,17 @@ short_description: Read or record a host's last known-good deployment, healing a
 version_added: 0.1.0
 author: inferops.serving contributors (@inferops)
 description:
-  - The state file holds C({last_known_good, history}) for one serving container; the server
-    role records a deployment there once it was proven, and a rollback returns to it.
+  - The state file holds C({schema_version, last_known_good, history}) for one serving container;
+    the server role records a deployment there once it was proven, and a rollback returns to it.
+  - C(schema_version) is the file's layout (1). A file without one (written before the layout had a
+    version) is read as layout 1 and gets the version at its next record. A file of a later layout
+    fails the task, naming the file and the fix, and is neither moved nor rewritten (it fails closed,
+    no rollback from a state this module cannot read).
   - O(state=read) returns the last known-good deployment and the history. A missing or empty file
     means no last known-good. A file that is not valid JSON (or not the expected shape) also means
     no last known-good, with a warning naming the file; it is kept aside as
     C(<path>.corrupt-<UTC time>) so the next record writes a clean file. It never fails on a bad
-    file's content.
+    file's content (but for a later layout, above).
   - O(state=record) makes O(entry) the last known-good and prepends it to the history, keeping at
     most O(history) entries. It changes the file only when the entry's C(spec_sha256) differs from
     the current last known-good's, or when the same deployment was proven for a new container start
@@ -265,7 +269,16 @@ def main():
         data = _read(path)
     except OSError as exc:
         module.fail_json(msg="cannot read the state file %s: %s" % (path, exc), exception=traceback.format_exc())
-    state, problem = _state_file.parse(data)
+    try:
+        state, problem = _state_file.parse(data)
+    except _state_file.StateVersionError as exc:
+        # Fail closed: neither kept aside nor rewritten, so no rollback starts from a state this
+        # code cannot read and the newer release's history is kept.
+        module.fail_json(msg="the state file %s was written by a later inferops.serving (%s): it is not read, moved "
+                             "or rewritten, so there is no rollback from it. Run this host with the release that "
+                             "wrote it (install that inferops.serving on the controller), or, to start a new history "
+                             "of this host's deployments, move the file aside (mv %s %s.schema-%s) and run again."
+                             % (path, exc, path, path, exc.version))
     result = dict(changed=False, warning=None, corrupt_copy=None)
     if problem:
         aside = _state_file.corrupt_path(path, datetime.datetime.now(datetime.timezone.utc))

@@ -43,6 +43,11 @@ def recap(output):
             for host, fields in re.findall(r"^(\S+)\s+: (ok=.*)$", output, re.M)}
 
 
+def folded(output):
+    """The output with the YAML callback's line folding undone."""
+    return " ".join(output.split())
+
+
 def observed(output, host):
     """The backends the summary reports as observed for ``host``."""
     table = output[output.index("Summarise the fleet"):]
@@ -81,6 +86,28 @@ def test_readme_override_deploys_is_proven_and_converges(inventories):
     back = playbook(shipped, "site.yml", "-l", "lab-spark")
     backends = observed(back, "lab-spark")
     assert backends["max_num_seqs"] == "32" and backends["num_speculative_tokens"] == "2"
+
+
+def test_check_diff_says_whether_the_engine_restarts_and_why(inventories):
+    """``site.yml --check --diff`` on a converged host: ``no restart`` as shipped; with the README's
+    override, ``restart:`` and the flags it changes (read from the launch spec the host recorded),
+    and the engine untouched either way."""
+    shipped, overridden = inventories
+    playbook(shipped, "site.yml", "-l", "lab-spark")
+    inspect = ["docker", "exec", "lab-spark", "docker", "inspect", "-f", "{{.Id}} {{.State.StartedAt}}",
+               "inferops-serving"]
+    before = run(inspect)
+    unchanged = folded(playbook(shipped, "site.yml", "-l", "lab-spark", "--check", "--diff"))
+    assert re.search(r"ok: \[lab-spark\] => msg: no restart", unchanged), unchanged[-4000:]
+    changing = folded(playbook(overridden, "site.yml", "-l", "lab-spark", "--check", "--diff"))
+    line = re.search(r"ok: \[lab-spark\] => msg: '?(restart: .*?\(out of service up to \d+ s\))", changing)
+    assert line, changing[-4000:]
+    assert "--max-num-seqs 32 -> 16" in line.group(1), line.group(1)
+    assert re.search(r"--speculative_config \S*num_speculative_tokens\S*2\S* -> \S*num_speculative_tokens\S*1",
+                     line.group(1)), line.group(1)
+    assert "image " not in line.group(1), line.group(1)  # the same digest: only what changed
+    after = run(inspect)
+    assert before.returncode == 0 and before.stdout == after.stdout
 
 
 def test_a_contradicting_expectation_is_refused_before_the_host_changes(inventories):

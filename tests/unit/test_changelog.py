@@ -81,3 +81,39 @@ def test_the_changelog_lists_every_module_and_plugin():
             listed |= {(plugin_type, p["name"]) for p in plugins}
     missing = sorted("%s/%s" % (t, n) for t, n, dummy in PLUGINS if (t, n) not in listed)
     assert missing == [], "not in changelogs/changelog.yaml (run scripts/release-changelog): %s" % missing
+
+
+FRAGMENTS = os.path.join(ROOT, "changelogs", "fragments")
+# A published release's fragments stay (keep_fragments) and are its record: only the others are
+# the release being written.
+PUBLISHED = {name for version, release in RELEASES.items()
+             if LooseVersion(version) < LooseVersion(GALAXY_VERSION) for name in release.get("fragments") or []}
+UNRELEASED = sorted(name for name in os.listdir(FRAGMENTS) if name.endswith((".yml", ".yaml")) and name not in PUBLISHED)
+# What a public changelog must not cite: the tracker's numbers of a private project, the working
+# sessions and files that are not in the repository.
+PRIVATE = (r"\bissues? #?\d+", r"\(#\d+\)", r"\bsession ?\d+", r"\.\./shared", r"\bseed\d{3}\b", r"\breview\b")
+
+
+@pytest.mark.parametrize("name", UNRELEASED)
+def test_a_fragment_names_what_changed_and_cites_nothing_private(name):
+    import re
+
+    assert not re.search(r"session ?\d+|^\d{4}-?\d\d-?\d\d", name), (
+        "changelogs/fragments/%s is named after when it was written; name it after what changed "
+        "(e.g. controller-cpu-gc-freeze.yml)" % name)
+    with open(os.path.join(FRAGMENTS, name), encoding="utf-8") as handle:
+        text = handle.read()
+    for pattern in PRIVATE:
+        found = re.search(pattern, text, re.IGNORECASE)
+        assert not found, "changelogs/fragments/%s cites %r: say what changed, without it" % (name, found.group(0))
+
+
+@pytest.mark.parametrize("name", UNRELEASED)
+def test_a_first_release_has_nothing_to_break_remove_or_deprecate(name):
+    if PUBLISHED or any(LooseVersion(version) < LooseVersion(GALAXY_VERSION) for version in RELEASES):
+        pytest.skip("a release was published before %s" % GALAXY_VERSION)
+    fragment = _load(os.path.join("changelogs", "fragments", name)) or {}
+    sections = sorted(set(fragment) & {"breaking_changes", "removed_features", "deprecated_features"})
+    assert sections == [], (
+        "changelogs/fragments/%s has %s, but %s is the first release: nothing published before it "
+        "could break; say what the release has (minor_changes)" % (name, ", ".join(sections), GALAXY_VERSION))

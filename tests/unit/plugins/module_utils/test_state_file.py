@@ -91,3 +91,24 @@ def test_hide_env_keeps_names_and_hides_values():
 def test_corrupt_path_is_utc_stamped():
     now = datetime.datetime(2026, 11, 30, 10, 0, 5, tzinfo=datetime.timezone.utc)
     assert sf.corrupt_path("/var/lib/x/s.json", now) == "/var/lib/x/s.json.corrupt-20261130T100005Z"
+
+
+def test_a_record_writes_the_layout_version():
+    state, _changed = sf.record(sf.empty_state(), A)
+    assert state["schema_version"] == sf.SCHEMA_VERSION == 1
+    assert '"schema_version": 1' in sf.dump({"last_known_good": {}, "history": []})
+
+
+def test_the_unversioned_layout_is_read_as_layout_one():
+    data = b'{"last_known_good": {"spec_sha256": "%s"}, "history": [{"spec_sha256": "%s"}]}' % (b"a" * 64, b"a" * 64)
+    state, problem = sf.parse(data)
+    assert problem is None and state["last_known_good"] == {"spec_sha256": "a" * 64}
+    assert sf.schema_version(state) == 1
+
+
+@pytest.mark.parametrize("version", [2, 99, 0, "2", 1.5, None, True])
+def test_a_layout_this_code_does_not_know_is_refused_not_treated_as_corrupt(version):
+    data = ('{"schema_version": %s, "last_known_good": {}, "history": []}' % __import__("json").dumps(version)).encode()
+    with pytest.raises(sf.StateVersionError, match=r"^its schema_version is %s; this inferops.serving reads layouts "
+                       r"up to 1$" % __import__("re").escape(__import__("json").dumps(version))):
+        sf.parse(data)

@@ -56,7 +56,7 @@ def test_record_check_real_idempotent_and_atomic(run_module, tmp_path):
     failed, result = run_module(deployment_state, args)
     assert not failed and result["changed"]
     saved = json.loads(path.read_text())
-    assert saved == {"last_known_good": ENTRY, "history": [ENTRY]}
+    assert saved == {"schema_version": 1, "last_known_good": ENTRY, "history": [ENTRY]}
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o755
     assert os.listdir(path.parent) == ["s.json"], "no temporary file left"
@@ -235,3 +235,50 @@ def test_the_secret_values_are_a_no_log_option():
     import inspect
     source = inspect.getsource(deployment_state.main)
     assert 'secrets=dict(type="dict", no_log=True)' in source
+
+
+# ---- the file's layout (schema_version) ----
+
+# The layout before it had a version: the real output of the module as 0.1.0 wrote it before its
+# release (two records of the server role's entry, plan record and proof, made by that code).
+UNVERSIONED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "fixtures", "state", "deployment-state-unversioned.json")
+
+
+def test_a_file_of_the_unversioned_layout_is_read_and_versioned_at_its_next_record(run_module, tmp_path):
+    path = tmp_path / "inferops-serving.json"
+    with open(UNVERSIONED, encoding="utf-8") as handle:
+        text = handle.read()
+    old = json.loads(text)
+    assert "schema_version" not in old and len(old["history"]) == 2
+    path.write_text(text)
+    failed, result = run_module(deployment_state, {"path": str(path), "reveal_env": True})
+    assert not failed and not result["changed"] and result["warning"] is None, result
+    assert result["last_known_good"] == old["last_known_good"] and result["history"] == old["history"]
+    assert result["spec_sha256"] == old["last_known_good"]["spec_sha256"]
+    assert path.read_text() == text, "a read leaves the file as it is"
+
+    # Recording the same deployment changes nothing (the file stays as it was, readable).
+    failed, result = run_module(deployment_state, {"path": str(path), "state": "record",
+                                                   "entry": old["last_known_good"]})
+    assert not failed and not result["changed"] and path.read_text() == text
+
+    failed, result = run_module(deployment_state, {"path": str(path), "state": "record", "entry": ENTRY})
+    assert not failed and result["changed"]
+    saved = json.loads(path.read_text())
+    assert saved["schema_version"] == 1
+    assert saved["history"] == [ENTRY] + old["history"] and saved["last_known_good"] == ENTRY
+
+
+def test_a_file_of_a_later_layout_is_refused_naming_the_file_and_the_fix(run_module, tmp_path):
+    path = tmp_path / "inferops-serving.json"
+    text = json.dumps({"schema_version": 2, "deployments": [{"spec_sha256": "c" * 64}]})
+    path.write_text(text)
+    for args, check_mode in (({}, True), ({}, False), ({"state": "record", "entry": ENTRY}, False)):
+        failed, result = run_module(deployment_state, dict(args, path=str(path)), check_mode=check_mode)
+        assert failed, result
+        assert result["msg"].startswith("the state file %s was written by a later inferops.serving (its schema_version "
+                                        "is 2; this inferops.serving reads layouts up to 1)" % path), result["msg"]
+        assert "there is no rollback from it" in result["msg"] and "mv %s %s.schema-2" % (path, path) in result["msg"]
+        assert "last_known_good" not in result
+    assert path.read_text() == text and os.listdir(tmp_path) == [path.name], "neither moved nor rewritten"

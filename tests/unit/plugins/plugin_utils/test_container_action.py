@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import SECRETS_LABEL, container_action
+from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import (
+    SECRETS_LABEL, container_action, plan_changes)
 from ansible_collections.inferops.serving.plugins.plugin_utils._deployment import plan
 
 LOCK = {"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "a" * 64}}}
@@ -108,3 +109,105 @@ def test_a_read_without_the_digest_refuses_to_decide(digest):
         container_action(KEYED, keyed(TODAY, digest=digest))
     with pytest.raises(ValueError, match="refusing rather than calling them unchanged"):
         container_action(KEYED, {"exists": False, "container": None})
+
+
+# ---- plan_changes: what a restart would change, for --check --diff ----
+
+OLDER = plan("gb10-nvfp4-mtp-throughput", {"name": "inferops-serving", "port": 8101},
+             lock={"images": {"vllm/vllm-openai:cu130-nightly": {"digest": "sha256:" + "b" * 64}}},
+             overrides={"args": {"max-num-seqs": 4, "enforce-eager": True}, "env": {"VLLM_LOGGING_LEVEL": "DEBUG"}})
+
+
+def inspect_of(deployment, running=True):
+    """The Engine API's inspect of the container ``deployment`` created, as deployment_state reads
+    it (Config.Env left out; the image's own label beside the plan's)."""
+    spec = deployment["spec"]
+    return {"exists": True, "container": {
+        "Config": {"Image": spec["image"], "Cmd": list(spec["command"]),
+                   "Labels": dict(spec["labels"], **{"org.opencontainers.image.version": "0.19"})},
+        "HostConfig": {"Binds": [v + ":rw" if v.count(":") == 1 else v for v in spec["volumes"]],
+                       "NetworkMode": spec["network_mode"],
+                       "PortBindings": {"8000/tcp": [{"HostIp": "", "HostPort": "8101"}]},
+                       "RestartPolicy": {"Name": "on-failure", "MaximumRetryCount": spec["restart_retries"]},
+                       "LogConfig": {"Type": "json-file", "Config": dict(spec["log_options"])}},
+        "State": {"Running": running}}}
+
+
+def test_the_plans_running_container_has_no_changes():
+    assert container_action(PLAN, inspect_of(PLAN), changes=True)["changes"] == []
+    assert "changes" not in container_action(PLAN, inspect_of(PLAN))
+
+
+def test_an_older_plans_container_shows_the_flags_and_the_image_from_its_inspect():
+    changes = container_action(PLAN, inspect_of(OLDER), changes=True)["changes"]
+    assert changes == ["image vllm/vllm-openai@sha256:%s -> vllm/vllm-openai@sha256:%s" % ("b" * 64, "a" * 64),
+                       "--max-num-seqs 4 -> 32", "--enforce-eager removed"], changes
+
+
+def test_the_recorded_spec_of_the_running_container_also_names_the_env_without_values():
+    current = inspect_of(OLDER)
+    recorded = dict(OLDER["spec"], env={name: "<hidden>" for name in OLDER["spec"]["env"]})
+    current["history"] = [{"spec_sha256": "0" * 64, "spec": PLAN["spec"]},
+                          {"spec_sha256": OLDER["spec_sha256"], "spec": recorded}]
+    changes = container_action(PLAN, current, changes=True)["changes"]
+    assert "--max-num-seqs 4 -> 32" in changes and "env removed: VLLM_LOGGING_LEVEL" in changes, changes
+    assert not [line for line in changes if "DEBUG" in line], changes
+
+
+def test_a_flag_added_a_secret_name_and_a_mount_are_named():
+    newer = plan("gb10-nvfp4-mtp-throughput",
+                 {"name": "inferops-serving", "port": 8101, "secret_env": ["VLLM_API_KEY"],
+                  "extra_volumes": ["/data:/data:ro"]},
+                 lock=LOCK, overrides={"args": {"max-num-seqs": 16, "enable-prefix-caching": True}})
+    current = inspect_of(PLAN)
+    current["last_known_good"] = {"spec_sha256": PLAN["spec_sha256"], "spec": PLAN["spec"]}
+    changes = plan_changes(newer, current)
+    assert "--max-num-seqs 32 -> 16" in changes and "--enable-prefix-caching added" in changes, changes
+    assert "secret env added: VLLM_API_KEY" in changes and "mount added: /data:/data:ro" in changes, changes
+    assert not [line for line in changes if line.startswith("image")], changes
+
+
+def test_a_rotated_secret_says_changed_never_its_value():
+    """The secrets' keyed digest is no spec label: container_action names the change, plan_changes
+    leaves the label alone (a container recreated for another reason keeps no stale line)."""
+    action = container_action(KEYED, keyed(YESTERDAY), changes=True)
+    assert action["changes"] == ["secrets: changed (their keyed digest differs; values never shown)"]
+    assert YESTERDAY not in str(action["changes"]) and TODAY not in str(action["changes"])
+    assert container_action(KEYED, keyed(TODAY), changes=True)["changes"] == []
+
+
+def test_a_spec_key_digesting_the_secrets_says_changed_never_its_value():
+    current = inspect_of(PLAN)
+    current["history"] = [{"spec_sha256": PLAN["spec_sha256"], "spec": dict(PLAN["spec"], secrets_sha256="e" * 64)}]
+    newer = dict(PLAN, spec=dict(PLAN["spec"], secrets_sha256="f" * 64), spec_sha256="1" * 64)
+    current["container"]["Config"]["Labels"][PLAN["spec_label"]] = PLAN["spec_sha256"]
+    assert plan_changes(newer, current) == ["secrets: changed"]
+
+
+def test_no_record_and_nothing_visible_says_so():
+    current = found(spec="0" * 64)  # the same image and labels, no Cmd, no mounts in the read
+    current["container"]["Config"]["Labels"]["inferops.serving.profile"] = "gb10-nvfp4-mtp-throughput"
+    changes = plan_changes(PLAN, current)
+    assert changes == ["launch spec 000000000000 -> %s (the host has no record of the running spec to compare)"
+                       % PLAN["spec_sha256"][:12]], changes
+
+
+def test_no_container_and_a_stopped_one():
+    assert plan_changes(PLAN, {"exists": False}) == ["no container inferops-serving: it is created and started"]
+    assert container_action(PLAN, inspect_of(PLAN, running=False), changes=True)["changes"] == [
+        "container inferops-serving is not running: it is started"]
+
+
+def test_flags_with_equals_and_repeats_are_compared_by_name():
+    old = dict(PLAN, spec=dict(PLAN["spec"], command=["serve", "m", "--a=1", "--b", "x", "--b", "y", "--c"]))
+    new = dict(PLAN, spec=dict(PLAN["spec"], command=["serve", "n", "--a", "2", "--b", "x", "--b", "y"]),
+               spec_sha256="1" * 64)
+    current = inspect_of(old)
+    current["container"]["Config"]["Labels"][PLAN["spec_label"]] = "2" * 64
+    assert plan_changes(new, current) == ["command serve m -> serve n", "--a 1 -> 2", "--c removed"]
+
+
+def test_the_digest_labels_left_out_are_the_plans():
+    from ansible_collections.inferops.serving.plugins.plugin_utils import _container_action, _deployment, _profile
+
+    assert set(_container_action._DIGEST_LABELS) == {_profile.SPEC_LABEL, _deployment.ARGV_LABEL}
