@@ -26,10 +26,14 @@ description:
   - V(lock_entry) - the lock's entry for the proven digest.
   - V(model_target), V(model_failed), V(model_lock_entry) - the same for a model's new revision
     (C(pin_model_revision)).
+  - V(files) - where the run writes the fleet's lock and known-bad list, the same for every canary
+    whichever inventory source defined it - O(lock_path) and O(known_bad_path) when set, else the one
+    C(group_vars/all/image_lock.yml) (C(known_bad_images.yml)) that exists beside the O(sources), else
+    the one beside the first source. Two that exist already shadow each other and are refused.
 options:
   _terms:
     description: What to decide - one of V(canaries), V(target), V(failed), V(outcome), V(lock_entry),
-      V(model_target), V(model_failed), V(model_lock_entry).
+      V(model_target), V(model_failed), V(model_lock_entry), V(files).
     type: list
     elements: str
     required: true
@@ -166,8 +170,22 @@ options:
     description: For V(model_lock_entry), the model_cache role's C(model_cache_info).
     type: dict
     default: {}
+  sources:
+    description: For V(files), the run's inventory sources (C(ansible_inventory_sources)), in the order given.
+    type: list
+    elements: str
+    default: []
+  lock_path:
+    description: For V(files), the lock file the operator chose (C(pin_lock_file)); empty for the default.
+    type: str
+    default: ""
+  known_bad_path:
+    description: For V(files), the known-bad list the operator chose (C(pin_known_bad_file)); empty for the default.
+    type: str
+    default: ""
 notes:
-  - Runs on the controller. Pure decisions (plugins/plugin_utils/_pin.py); nothing is read or written.
+  - Runs on the controller. Pure decisions (plugins/plugin_utils/_pin.py); nothing is written, and only
+    V(files) reads anything (whether the files exist beside the inventory sources).
 """
 
 EXAMPLES = r"""
@@ -194,6 +212,7 @@ _raw:
     - V(lock_entry), V(model_lock_entry) - the lock's entry.
     - V(model_target) - C(model), C(revision), C(current), C(pinned), C(skip), C(overrides), C(state), C(message).
     - V(model_failed) - C(state), C(message).
+    - V(files) - C(lock_file), C(known_bad_file) (paths on the controller).
   type: list
   elements: raw
 """
@@ -206,7 +225,8 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._plain import pla
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
-STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry")
+STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry",
+         "files")
 
 
 class LookupModule(LookupBase):
@@ -263,3 +283,9 @@ class LookupModule(LookupBase):
     def _model_lock_entry(option):
         return _pin.model_lock_entry(option("target"), option("deployment"), option("host"), option("now"),
                                      option("cache_info"), option("summary"))
+
+    @staticmethod
+    def _files(option):
+        sources = option("sources")
+        return {"lock_file": _pin.fleet_file(_pin.LOCK_NAME, sources, option("lock_path")),
+                "known_bad_file": _pin.fleet_file(_pin.KNOWN_BAD_NAME, sources, option("known_bad_path"))}

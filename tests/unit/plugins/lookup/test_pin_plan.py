@@ -61,3 +61,17 @@ def test_a_failed_canary_is_never_locked():
 def test_a_step_it_does_not_know_is_refused():
     with pytest.raises(AnsibleLookupError, match="pin_plan: name one of canaries, target"):
         pin_plan("pin_target")
+
+
+def test_files_are_the_same_for_every_canary_and_two_locks_are_refused(tmp_path):
+    fleet, cloud = tmp_path / "fleet", tmp_path / "cloud"
+    (fleet / "group_vars" / "all").mkdir(parents=True)
+    (cloud / "group_vars" / "all").mkdir(parents=True)
+    (cloud / "g7e.aws_ec2.yml").write_text("plugin: amazon.aws.aws_ec2\n")
+    sources = [str(fleet), str(cloud / "g7e.aws_ec2.yml")]
+    assert pin_plan("files", sources=sources, lock_path="", known_bad_path="/srv/bad.yml") == {
+        "lock_file": str(fleet / "group_vars" / "all" / "image_lock.yml"), "known_bad_file": "/srv/bad.yml"}
+    for directory in (fleet, cloud):
+        (directory / "group_vars" / "all" / "image_lock.yml").write_text("inferops_serving_image_lock: {}\n")
+    with pytest.raises(AnsibleLookupError, match="pin_plan files: pin_lock_file: 2 files set inferops_serving_image_lock"):
+        pin_plan("files", sources=sources)
