@@ -61,7 +61,7 @@ def inventories(tmp_path_factory):
     spark = os.path.join(overridden, "group_vars", "spark.yml")
     with open(spark, encoding="utf-8") as handle:
         group_vars = yaml.safe_load(handle)
-    # The README's args, beside the lab's own overrides (its loopback host, the Hub stand-in's revision).
+    # The README's args, beside the lab's own override (its loopback host; the lock pins the Hub stand-in's revision).
     group_vars["server_profile_overrides"]["args"].update({
         "max-num-seqs": 16, "speculative_config.num_speculative_tokens": 1})
     with open(spark, "w", encoding="utf-8") as handle:
