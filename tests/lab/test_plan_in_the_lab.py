@@ -2,7 +2,8 @@
 """The deployment plan on the lab fleet (issue 9): the README's override example deploys and is
 proven with expectations derived from the overridden flags, a second converge changes nothing,
 removing the override redeploys the profile as shipped, and ``show_launch.yml -e host=<host>``
-writes, byte for byte, the script the server role wrote on that host.
+writes, byte for byte, the script the server role wrote on that host; an operator's ``-e
+server_profile_overrides=...`` keeps the weights the lab's lock pins.
 
 Uses the lab fleet of ``inventories/lab`` (shared with the demo test) through a copy of that
 inventory whose ``group_vars/spark.yml`` carries the override, exactly as an operator writes it.
@@ -81,6 +82,25 @@ def test_readme_override_deploys_is_proven_and_converges(inventories):
     back = playbook(shipped, "site.yml", "-l", "lab-spark")
     backends = observed(back, "lab-spark")
     assert backends["max_num_seqs"] == "32" and backends["num_speculative_tokens"] == "2"
+
+
+def test_an_operators_overrides_keep_the_labs_weights(inventories):
+    """The lab pins the Hub stand-in's commit of each model in its lock (``models``, as pin.yml pins a
+    fleet's), not in server_profile_overrides: ``-e server_profile_overrides=...``, which replaces the
+    inventory's overrides whole, keeps the weights. Here the operator passes the inventory's own
+    overrides: the plan is the shipped one, model_cache stages nothing new (no 404 for the profile's
+    real commit, which the stand-in does not serve) and the converge changes nothing."""
+    shipped, _overridden = inventories
+    playbook(shipped, "site.yml", "-l", "lab-spark")
+    with open(os.path.join(shipped, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        pinned = yaml.safe_load(handle)["inferops_serving_image_lock"]["models"][
+            "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"]["revision"]
+    again = playbook(shipped, "site.yml", "-l", "lab-spark",
+                     "-e", json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1"}}}))
+    assert recap(again)["lab-spark"]["changed"] == 0, again[-4000:]
+    argv = json.loads(run(["docker", "exec", "lab-spark", "docker", "inspect", "-f", "{{json .Config.Cmd}}",
+                           "inferops-serving"]).stdout)
+    assert argv[argv.index("--revision") + 1] == pinned
 
 
 def test_a_contradicting_expectation_is_refused_before_the_host_changes(inventories):
