@@ -28,12 +28,16 @@ description:
     the container read before it acts) on returning to O(deployment) - C(state) C(record) (C(entry),
     the known-bad entry for the host's hardware group), C(none) (nothing is rolled back from) or
     C(unrecordable) (a container that names neither an image digest nor a spec).
+  - V(files) - where the run writes the fleet's lock and known-bad list, the same for every canary
+    whichever inventory source defined it - O(lock_path) and O(known_bad_path) when set, else the one
+    C(group_vars/all/image_lock.yml) (C(known_bad_images.yml)) that exists beside the O(sources), else
+    the one beside the first source. Two that exist already shadow each other and are refused.
   - V(model_target), V(model_failed), V(model_lock_entry) - the same for a model's new revision
     (C(pin_model_revision)).
 options:
   _terms:
     description: What to decide - one of V(canaries), V(target), V(failed), V(outcome), V(lock_entry),
-      V(model_target), V(model_failed), V(model_lock_entry), V(rolled_back).
+      V(model_target), V(model_failed), V(model_lock_entry), V(rolled_back), V(files).
     type: list
     elements: str
     required: true
@@ -186,8 +190,22 @@ options:
   hardware_group:
     description: For V(rolled_back), the host's C(inferops_hardware_group), if set.
     type: str
+  sources:
+    description: For V(files), the run's inventory sources (C(ansible_inventory_sources)), in the order given.
+    type: list
+    elements: str
+    default: []
+  lock_path:
+    description: For V(files), the lock file the operator chose (C(pin_lock_file)); empty for the default.
+    type: str
+    default: ""
+  known_bad_path:
+    description: For V(files), the known-bad list the operator chose (C(pin_known_bad_file)); empty for the default.
+    type: str
+    default: ""
 notes:
-  - Runs on the controller. Pure decisions (plugins/plugin_utils/_pin.py); nothing is read or written.
+  - Runs on the controller. Pure decisions (plugins/plugin_utils/_pin.py); nothing is written, and only
+    V(files) reads anything (whether the files exist beside the inventory sources).
 """
 
 EXAMPLES = r"""
@@ -215,6 +233,7 @@ _raw:
     - V(model_target) - C(model), C(revision), C(current), C(pinned), C(skip), C(overrides), C(state), C(message).
     - V(model_failed) - C(state), C(message).
     - V(rolled_back) - C(state), C(entry) (or none), C(message).
+    - V(files) - C(lock_file), C(known_bad_file) (paths on the controller).
   type: list
   elements: raw
 """
@@ -228,7 +247,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._profile import P
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
 STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry",
-         "rolled_back")
+         "rolled_back", "files")
 
 
 class LookupModule(LookupBase):
@@ -291,3 +310,9 @@ class LookupModule(LookupBase):
         group = _rollback.hardware_group(option("groups"), option("hardware_group"))
         return _rollback.record(option("current"), option("deployment"), option("host"), group, option("now"),
                                 option("reason"), option("known_bad_file"))
+
+    @staticmethod
+    def _files(option):
+        sources = option("sources")
+        return {"lock_file": _pin.fleet_file(_pin.LOCK_NAME, sources, option("lock_path")),
+                "known_bad_file": _pin.fleet_file(_pin.KNOWN_BAD_NAME, sources, option("known_bad_path"))}

@@ -13,10 +13,11 @@ answer, the inventory's lock and known-bad list, the server role's public result
 inferops.serving.pin_plan calls them. Each decision carries a named ``state`` the role acts on:
 the target's ``no_digest``, ``pinned``, ``known_bad``, ``check`` or ``prove``; the outcome's
 ``lock`` (only for a proven candidate that nothing refused), ``failed``, ``refused`` or
-``unproven``.
+``unproven``. And where the fleet's lock and known-bad list live (fleet_file()).
 """
 from __future__ import annotations
 
+import os
 import re
 
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import KNOWN_BAD_FILE
@@ -37,6 +38,67 @@ SYMPTOM_LENGTH = 300
 
 class PinError(ValueError):
     """Bad input to a pin decision; the message names the variable and the fix."""
+
+
+# The files pin.yml writes, in group_vars/all/ of the fleet's inventory, and the variable each holds.
+LOCK_NAME = "image_lock.yml"
+KNOWN_BAD_NAME = "known_bad_images.yml"
+FLEET_FILES = {LOCK_NAME: ("pin_lock_file", "inferops_serving_image_lock"),
+               KNOWN_BAD_NAME: ("pin_known_bad_file", "inferops_known_bad_images")}
+
+
+def source_dir(source, isdir=os.path.isdir):
+    """The directory whose group_vars/ Ansible reads for an inventory source, as its vars loader
+    does (ansible.vars.plugins.get_vars_from_inventory_sources): a directory source itself, a file
+    source's directory (an aws_ec2 configuration's too); None for a host list (``a,b,``)."""
+    if not source:
+        return None
+    source = str(source)
+    if "," in source and not os.path.exists(source):
+        return None
+    return source if isdir(source) else os.path.dirname(source)
+
+
+def fleet_file(name, sources, given="", isdir=os.path.isdir, exists=os.path.exists):
+    """Where pin.yml writes the fleet's ``name`` (LOCK_NAME or KNOWN_BAD_NAME) for every canary alike.
+
+    Ansible reads ``group_vars/all/`` beside EVERY inventory source (``sources``: the run's
+    ``ansible_inventory_sources``, in the order given), and when two of those files set the same
+    variable the later source's replaces the other's for every host: a second lock beside another
+    source makes one hardware group's pins vanish. So the place never depends on which source
+    defined the canary (its ``inventory_dir``): ``given`` (the operator's ``pin_lock_file`` /
+    ``pin_known_bad_file``) when set; else the one ``group_vars/all/<name>`` that exists beside
+    the sources; else the one beside the first source (a fleet's static inventory, given first as
+    docs/lab-to-fleet.md runs it). Two that exist are refused: they already shadow each other.
+    """
+    variable, holds = FLEET_FILES[name]
+    if given:
+        return str(given)
+    places = []
+    for source in sources or []:
+        directory = source_dir(source, isdir)
+        if directory is not None:
+            place = os.path.join(directory, "group_vars", "all", name)
+            if place not in places:
+                places.append(place)
+    if not places:
+        raise PinError("%s: none of the inventory sources (%s) is a file or directory whose group_vars/all/ "
+                       "could hold %s; set %s to the file to write" % (variable, list(sources or []), name, variable))
+    found = [place for place in places if exists(place)]
+    if len(found) > 1:
+        raise PinError("%s: %d files set %s and shadow each other: %s. Ansible reads group_vars/all/ beside every "
+                       "inventory source and the later one replaces the other for every host, so the entries of "
+                       "one are lost. Merge them into %s, delete the others, and run again (or set %s to the "
+                       "one file to keep)" % (variable, len(found), holds, ", ".join(found), found[0], variable))
+    return found[0] if found else places[0]
+
+
+def hardware_group(groups, given=None, serving_group="serving"):
+    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group other
+    than the serving group, else the serving group."""
+    if given:
+        return str(given)
+    return next((group for group in groups or [] if group != serving_group), serving_group)
 
 
 def canaries(hosts, image=None, serving_group="serving", pattern=None):

@@ -26,8 +26,10 @@ HUB_URL="http://127.0.0.1:$HUB_PORT"
 BASE_IMAGE="inferops-lab/base:bookworm"
 TARGET_OS_IMAGE="inferops-lab/target-os:bookworm"
 TARGET_IMAGE="inferops-lab/target:bookworm"
-# The lab's image lock: the inventory variable inferops_serving_image_lock, as playbooks/pin.yml
-# writes it for a real fleet, here pinned to the lab registry's digests.
+# The lab's lock: the inventory variable inferops_serving_image_lock, as playbooks/pin.yml writes
+# it for a real fleet, here pinned to the lab registry's digests (images) and to the Hub stand-in's
+# commits of the lab profiles' models (models: where pin.yml pins a model's revision, so an
+# operator's -e server_profile_overrides=... keeps the weights the stand-in serves).
 LOCK_FILE="$REPO/inventories/lab/group_vars/all/image_lock.yml"
 # The lab apt repository's key fingerprint, pinned for the container_toolkit role as a real fleet
 # pins NVIDIA's (container_toolkit_repository_key_fingerprints); the key is made at lab set-up.
@@ -340,9 +342,13 @@ ensure_engine_images() {
     fi
     lock+="    \"$ref\":"$'\n'"      digest: \"$digest\""$'\n'"      engine_version: \"$version\""$'\n'
   done
+  # Each stand-in repository's first commit (tests/lab/hub/repos, not the served copy a test may add to).
+  lock+="$(python3 "$LAB_SRC/hub/hub_standin.py" --root "$LAB_SRC/hub/repos" --pins)"$'\n' ||
+    die "listing the Hub stand-in's commits failed"
   lock="---
-# Written by tests/lab/lab.sh up: the lab registry's digests (the lab's lock file).
-# registry: $REGISTRY
+# Written by tests/lab/lab.sh up: the lab registry's digests and the Hub stand-in's model commits
+# (the lab's lock file).
+# registry: $REGISTRY, hub: $HUB_URL
 $lock"
   mkdir -p "$(dirname "$LOCK_FILE")"
   printf '%s' "$lock" >"$LOCK_FILE.tmp"

@@ -83,7 +83,8 @@ GROUP_VARS = {
     "server_profile_overrides": {"args": {"host": "127.0.0.1"}},
     # The shared Sparks stage no weights: their tests (pin, rollout, readiness, watchdog) are about
     # the image and the engine, and staging would cost each new shared host the Hub client's install
-    # and the stand-in's revision in its overrides. inventories/lab's fleet stages (make site), and
+    # (the lab's lock, copied into each module's inventory, pins the stand-in's revision of the model
+    # all the same: the engine is given it). inventories/lab's fleet stages (make site), and
     # tests/lab/test_model_cache_in_the_lab.py and tests/unit/playbooks/test_model_cache_role.py
     # test the role.
     "model_cache_enabled": False,

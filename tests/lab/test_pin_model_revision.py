@@ -5,8 +5,9 @@ verified, deployed and proved that commit.
 
 shared-spark-3 (``labkit.SPARK_3``, the spark_3 group's host) is converged from an inventory of this
 module's own with its weights staged from the lab's Hub stand-in, pinned to the first commit of the
-lab's GB10 model (inventories/lab/group_vars/spark.yml pins the same). Then upstream moves on (a new
-commit on the stand-in, removed at the end) and pin.yml proves it on the canary twice:
+lab's GB10 model by the lab's lock (its ``models``, which tests/lab/lab.sh up writes and labkit copies
+into the module's inventory, as inventories/lab's). Then upstream moves on (a new commit on the
+stand-in, removed at the end) and pin.yml proves it on the canary twice:
 
 1. with the simulator's start-up fault (``crash_on_cuda_graph_capture``: the engine dies capturing
    CUDA graphs, as the bad nightly does) in the candidate's deployment: the canary fails, is rolled
@@ -38,7 +39,7 @@ HUB_ROOT = os.path.join(os.environ.get("LAB_DIR", os.path.join(labkit.ROOT, ".la
 GROUP_VARS = dict(labkit.GROUP_VARS, model_cache_enabled=True, model_cache_endpoint=HUB,
                   model_cache_reserve_bytes=0, model_cache_progress_interval=2,
                   model_cache_pip_environment={"PIP_CERT": "/etc/ssl/certs/inferops-lab-pip-ca.crt"},
-                  server_profile_overrides={"args": {"host": "127.0.0.1"}, "revision": FIRST})
+                  server_profile_overrides={"args": {"host": "127.0.0.1"}})
 
 
 def hub_head(model):
@@ -83,7 +84,7 @@ def upstream(fleet):
 def test_a_new_revision_enters_the_lock_only_after_the_canary_proved_it(fleet, upstream):
     assert served_revision() == FIRST
     before = lock_text(fleet)
-    assert MODEL not in (yaml.safe_load(before)["inferops_serving_image_lock"].get("models") or {})
+    assert yaml.safe_load(before)["inferops_serving_image_lock"]["models"][MODEL]["revision"] == FIRST
 
     faulty = json.dumps({"server_profile_overrides": dict(GROUP_VARS["server_profile_overrides"],
                                                           env={"ENGINE_SIM_FAULT": "crash_on_cuda_graph_capture"})})
@@ -101,9 +102,8 @@ def test_a_new_revision_enters_the_lock_only_after_the_canary_proved_it(fleet, u
     assert served_revision() == upstream
     entry = yaml.safe_load(lock_text(fleet))["inferops_serving_image_lock"]["models"][MODEL]
     assert entry["revision"] == upstream and entry["manifest"]["revision"] == upstream
-    # The inventory's lock named no revision of it before (the overrides pin FIRST), and a null
-    # is not written (inventory_entry's merge drops it): the entry has no previous revision.
-    assert entry.get("previous_revision") in (None, FIRST)
+    # The lock pinned FIRST before: the commit the canary moved on from.
+    assert entry["previous_revision"] == FIRST
     assert entry["evidence"]["canary"] == HOST and entry["evidence"]["smoke_answer"] == "4"
     assert entry["manifest"]["files"]["README.md"]["size"] > 0
     # The lock was written after the canary's proof, never before it.

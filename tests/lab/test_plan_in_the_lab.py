@@ -2,7 +2,8 @@
 """The deployment plan on the lab fleet (issue 9): the README's override example deploys and is
 proven with expectations derived from the overridden flags, a second converge changes nothing,
 removing the override redeploys the profile as shipped, and ``show_launch.yml -e host=<host>``
-writes, byte for byte, the script the server role wrote on that host.
+writes, byte for byte, the script the server role wrote on that host; an operator's ``-e
+server_profile_overrides=...`` keeps the weights the lab's lock pins.
 
 Uses the lab fleet of ``inventories/lab`` (shared with the demo test) through a copy of that
 inventory whose ``group_vars/spark.yml`` carries the override, exactly as an operator writes it.
@@ -66,7 +67,7 @@ def inventories(tmp_path_factory):
     spark = os.path.join(overridden, "group_vars", "spark.yml")
     with open(spark, encoding="utf-8") as handle:
         group_vars = yaml.safe_load(handle)
-    # The README's args, beside the lab's own overrides (its loopback host, the Hub stand-in's revision).
+    # The README's args, beside the lab's own override (its loopback host; the lock pins the Hub stand-in's revision).
     group_vars["server_profile_overrides"]["args"].update({
         "max-num-seqs": 16, "speculative_config.num_speculative_tokens": 1})
     with open(spark, "w", encoding="utf-8") as handle:
@@ -108,6 +109,25 @@ def test_check_diff_says_whether_the_engine_restarts_and_why(inventories):
     assert "image " not in line.group(1), line.group(1)  # the same digest: only what changed
     after = run(inspect)
     assert before.returncode == 0 and before.stdout == after.stdout
+
+
+def test_an_operators_overrides_keep_the_labs_weights(inventories):
+    """The lab pins the Hub stand-in's commit of each model in its lock (``models``, as pin.yml pins a
+    fleet's), not in server_profile_overrides: ``-e server_profile_overrides=...``, which replaces the
+    inventory's overrides whole, keeps the weights. Here the operator passes the inventory's own
+    overrides: the plan is the shipped one, model_cache stages nothing new (no 404 for the profile's
+    real commit, which the stand-in does not serve) and the converge changes nothing."""
+    shipped, _overridden = inventories
+    playbook(shipped, "site.yml", "-l", "lab-spark")
+    with open(os.path.join(shipped, "group_vars", "all", "image_lock.yml"), encoding="utf-8") as handle:
+        pinned = yaml.safe_load(handle)["inferops_serving_image_lock"]["models"][
+            "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"]["revision"]
+    again = playbook(shipped, "site.yml", "-l", "lab-spark",
+                     "-e", json.dumps({"server_profile_overrides": {"args": {"host": "127.0.0.1"}}}))
+    assert recap(again)["lab-spark"]["changed"] == 0, again[-4000:]
+    argv = json.loads(run(["docker", "exec", "lab-spark", "docker", "inspect", "-f", "{{json .Config.Cmd}}",
+                           "inferops-serving"]).stdout)
+    assert argv[argv.index("--revision") + 1] == pinned
 
 
 def test_a_contradicting_expectation_is_refused_before_the_host_changes(inventories):

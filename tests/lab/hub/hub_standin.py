@@ -314,6 +314,23 @@ def serve(root, port=0, host="127.0.0.1", request_log=None, storage_host="localh
     return server
 
 
+def lock_models(root):
+    """The lab lock's ``models`` entries (inferops_serving_image_lock.models, as playbooks/pin.yml
+    writes them for a real fleet): ``{"<org>/<name>": {"revision": <first commit>}}`` for every
+    repository under ``root``. tests/lab/lab.sh up writes them, so each lab profile's model is
+    staged at a commit this stand-in serves, whatever server_profile_overrides an operator passes."""
+    store = Store(root)
+    return {"%s/%s" % tuple(os.path.relpath(commits[0].directory, root).split(os.sep)[:2]): {"revision": commits[0].sha}
+            for commits in store.all_repos()}
+
+
+def pins_yaml(models):
+    """``models`` as the lab lock's YAML lines, indented under ``inferops_serving_image_lock:``."""
+    lines = ["  models:"] + ['    "%s":\n      revision: "%s"' % (model, entry["revision"])
+                             for model, entry in sorted(models.items())]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "repos"))
@@ -323,7 +340,12 @@ def main(argv=None):
                         help="the host name of LFS downloads (another name of this loopback server)")
     parser.add_argument("--log", default=None, help="append each request as a JSON line to this file")
     parser.add_argument("--list", action="store_true", help="print each repository's commits and exit")
+    parser.add_argument("--pins", action="store_true",
+                        help="print the lab lock's models entries (each repository's first commit) as YAML and exit")
     args = parser.parse_args(argv)
+    if args.pins:
+        sys.stdout.write(pins_yaml(lock_models(args.root)))
+        return 0
     if args.list:
         store = Store(args.root)
         for commits in store.all_repos():

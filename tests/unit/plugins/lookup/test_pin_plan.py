@@ -77,3 +77,17 @@ def test_rolled_back_records_what_a_rollback_leaves_for_the_hosts_hardware_group
                      hardware_group="spark-lab")
     assert given["entry"]["hardware_group"] == "spark-lab"
     assert pin_plan("rolled_back", deployment=PLAN, current={"exists": False})["state"] == "none"
+
+
+def test_files_are_the_same_for_every_canary_and_two_locks_are_refused(tmp_path):
+    fleet, cloud = tmp_path / "fleet", tmp_path / "cloud"
+    (fleet / "group_vars" / "all").mkdir(parents=True)
+    (cloud / "group_vars" / "all").mkdir(parents=True)
+    (cloud / "g7e.aws_ec2.yml").write_text("plugin: amazon.aws.aws_ec2\n")
+    sources = [str(fleet), str(cloud / "g7e.aws_ec2.yml")]
+    assert pin_plan("files", sources=sources, lock_path="", known_bad_path="/srv/bad.yml") == {
+        "lock_file": str(fleet / "group_vars" / "all" / "image_lock.yml"), "known_bad_file": "/srv/bad.yml"}
+    for directory in (fleet, cloud):
+        (directory / "group_vars" / "all" / "image_lock.yml").write_text("inferops_serving_image_lock: {}\n")
+    with pytest.raises(AnsibleLookupError, match="pin_plan files: pin_lock_file: 2 files set inferops_serving_image_lock"):
+        pin_plan("files", sources=sources)

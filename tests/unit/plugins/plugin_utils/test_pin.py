@@ -298,3 +298,50 @@ def test_the_model_targets_state_and_message():
     assert _pin.model_failed(decided, "spark-1", "task failed", {"message": "the engine died"})["message"] == (
         "%s@%s failed on canary spark-1: the engine died The lock is unchanged." % (MODEL, REV_NEW))
     assert "spark-1: task failed The lock" in _pin.model_failed(decided, "spark-1", "task failed")["message"]
+
+
+# ---- where the fleet's lock and known-bad list live (fleet_file) ----
+
+def lock_beside(directory):
+    path = directory / "group_vars" / "all" / _pin.LOCK_NAME
+    path.parent.mkdir(parents=True)
+    path.write_text("inferops_serving_image_lock: {}\n")
+    return str(path)
+
+
+def test_the_lock_is_beside_the_first_source_whichever_source_defined_the_canary(tmp_path):
+    fleet, cloud = tmp_path / "fleet", tmp_path / "cloud"
+    fleet.mkdir()
+    cloud.mkdir()
+    (cloud / "g7e.aws_ec2.yml").write_text("plugin: amazon.aws.aws_ec2\n")
+    sources = [str(fleet), str(cloud / "g7e.aws_ec2.yml")]
+    assert _pin.fleet_file(_pin.LOCK_NAME, sources) == str(fleet / "group_vars" / "all" / "image_lock.yml")
+    assert _pin.fleet_file(_pin.KNOWN_BAD_NAME, sources) == str(fleet / "group_vars" / "all" / "known_bad_images.yml")
+    # A file source's group_vars are its directory's, as Ansible's vars loader reads them; a host list has none.
+    assert _pin.fleet_file(_pin.LOCK_NAME, ["a,b,", str(cloud / "g7e.aws_ec2.yml"), str(fleet)]) == \
+        str(cloud / "group_vars" / "all" / "image_lock.yml")
+
+
+def test_an_existing_lock_beside_any_source_is_the_one_written(tmp_path):
+    fleet, cloud = tmp_path / "fleet", tmp_path / "cloud"
+    fleet.mkdir()
+    existing = lock_beside(cloud)
+    assert _pin.fleet_file(_pin.LOCK_NAME, [str(fleet), str(cloud)]) == existing
+    assert _pin.fleet_file(_pin.LOCK_NAME, [str(fleet), str(cloud)], given="/srv/lock.yml") == "/srv/lock.yml"
+
+
+def test_two_locks_that_shadow_each_other_are_refused_naming_both_and_the_fix(tmp_path):
+    first, second = lock_beside(tmp_path / "fleet"), lock_beside(tmp_path / "cloud")
+    with pytest.raises(_pin.PinError) as refused:
+        _pin.fleet_file(_pin.LOCK_NAME, [str(tmp_path / "fleet"), str(tmp_path / "cloud")])
+    message = str(refused.value)
+    assert message.startswith("pin_lock_file: 2 files set inferops_serving_image_lock and shadow each other: %s, %s."
+                              % (first, second))
+    assert "Merge them into %s, delete the others" % first in message and "set pin_lock_file" in message
+    # The operator's choice decides even then.
+    assert _pin.fleet_file(_pin.LOCK_NAME, [str(tmp_path / "fleet"), str(tmp_path / "cloud")], given=second) == second
+
+
+def test_no_source_that_can_hold_the_lock_is_refused():
+    with pytest.raises(_pin.PinError, match=r"pin_known_bad_file: none of the inventory sources \(\['a,b,'\]\)"):
+        _pin.fleet_file(_pin.KNOWN_BAD_NAME, ["a,b,"])
