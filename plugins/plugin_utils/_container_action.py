@@ -23,6 +23,7 @@ def has_secrets(deployment):
     """Whether the plan's container reads secrets at its start (an env file or secret files)."""
     return bool(deployment.get("env_file") or deployment.get("secret_files"))
 
+
 # The digests the plan puts in the container's labels (_profile.SPEC_LABEL, _deployment.ARGV_LABEL,
 # spelled here: this module imports nothing): they change with what they digest, which the lines
 # name; their own change is no news.

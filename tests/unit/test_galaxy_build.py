@@ -241,7 +241,7 @@ def test_the_repository_site_yml_is_the_same_converge():
     with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
         site = yaml.safe_load(handle)
     assert [play.get("ansible.builtin.import_playbook") for play in site] == ["serving.yml", "gateway.yml",
-                                                                               "monitoring.yml"]
+                                                                              "monitoring.yml"]
 
 
 @pytest.mark.parametrize("name", PLAYBOOKS)
@@ -267,6 +267,7 @@ def test_the_benchmark_roles_scripts_run_from_the_installed_copy(installed):
     assert "--summary" in result.stdout
     assert os.access(installed["root"] / "scripts" / "loadgen-env", os.X_OK)
     assert (installed["root"] / "requirements-loadgen.txt").is_file()
+
 
 def galaxy_version():
     with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:

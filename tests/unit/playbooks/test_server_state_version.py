@@ -32,7 +32,7 @@ def test_a_state_file_of_a_later_layout_is_refused_before_anything_changes(tmp_p
          "ansible.builtin.include_role": {"name": "inferops.serving.server", "tasks_from": entry}}]}]
     try:
         result = run(tmp_path, {"serving": {"hosts": {"spark-1": server_host(tmp_path, docker_host,
-                                                                           "gb10-nvfp4-mtp-latency")}}}, plays)
+                                                                             "gb10-nvfp4-mtp-latency")}}}, plays)
     finally:
         stop()
     assert result.code != 0, result.output[-4000:]

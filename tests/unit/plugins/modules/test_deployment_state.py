@@ -163,7 +163,7 @@ def test_the_secrets_digest_is_keyed_stable_and_follows_the_secret(run_module, t
     # Neither the secret nor a plain hash of it, of the file, or of the canonical material.
     text = "VLLM_API_KEY=%s\n" % SECRET
     plain = {hashlib.sha256(v.encode()).hexdigest() for v in (SECRET, text, json.dumps([[ENV_FILE, text]]),
-                                                             json.dumps([[ENV_FILE, text]], separators=(",", ":")))}
+                                                              json.dumps([[ENV_FILE, text]], separators=(",", ":")))}
     assert digest != SECRET and digest not in plain
 
     failed, again = run_module(deployment_state, digest_args(tmp_path))

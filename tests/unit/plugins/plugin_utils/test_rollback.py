@@ -29,8 +29,9 @@ def running(deployment, spec=None):
         deployment["spec_label"]: spec or deployment["spec_sha256"]}}, "State": {"Running": True}}}
 
 
-def recorded(current=None, to=TO, reason="p99 latency doubled"):
-    return _rollback.record(running(LEFT) if current is None else current, to, "spark-1", "gb10", NOW, reason, FILE)
+def recorded(current=None, to=None, reason="p99 latency doubled"):
+    return _rollback.record(running(LEFT) if current is None else current, TO if to is None else to, "spark-1", "gb10",
+                            NOW, reason, FILE)
 
 
 def test_the_digest_it_left_is_recorded_for_the_hardware_group_with_time_and_reason():
