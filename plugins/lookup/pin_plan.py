@@ -56,23 +56,23 @@ options:
     default: serving
   deployment:
     description: The canary's deployment plan (C(server_deployment)).
-    type: dict
+    type: raw
     default: {}
   target:
     description: The canary's target (what V(target) or V(model_target) returned).
-    type: dict
+    type: raw
     default: {}
   pull:
     description: The registered result of C(community.docker.docker_image_pull).
-    type: dict
+    type: raw
     default: {}
   remote:
     description: The registered result of M(inferops.serving.image_digest_info) (check mode).
-    type: dict
+    type: raw
     default: {}
   lock:
     description: The image lock (C(inferops_serving_image_lock)).
-    type: dict
+    type: raw
     default: {}
   known_bad:
     description: The inventory's known-bad list (C(inferops_known_bad_images)).
@@ -89,7 +89,7 @@ options:
     default: ""
   overrides:
     description: The canary's C(server_profile_overrides).
-    type: dict
+    type: raw
     default: {}
   check_mode:
     description: Whether the run is in check mode.
@@ -117,15 +117,15 @@ options:
     default: unknown failure
   server_failure:
     description: The server role's C(server_failure).
-    type: dict
+    type: raw
     default: {}
   soak:
     description: The registered result of M(inferops.serving.soak).
-    type: dict
+    type: raw
     default: {}
   bench:
     description: The benchmark's verdict (P(inferops.serving.bench_plan#lookup) V(gate)), or none.
-    type: dict
+    type: raw
   bench_dir:
     description: The benchmark's results directory.
     type: str
@@ -135,24 +135,24 @@ options:
     default: false
   failed:
     description: For V(outcome), what V(failed) returned when the proof failed, else none.
-    type: dict
+    type: raw
   summary:
     description: For the lock entries, the server role's C(server_summary).
-    type: dict
+    type: raw
     default: {}
   version:
     description: For V(lock_entry), the engine version its /version endpoint reported.
     type: str
   spec_evidence:
     description: For V(lock_entry), the server role's C(server_spec_evidence).
-    type: dict
+    type: raw
   soak_minutes:
     description: For V(lock_entry), the soak's length (C(pin_soak_minutes)).
     type: float
     default: 0
   bench_run:
     description: For V(lock_entry), the benchmark's C({workload, runs, duration}).
-    type: dict
+    type: raw
     default: {}
   mirror:
     description: For V(lock_entry), the fleet's registry (C(pin_mirror)); empty for none.
@@ -160,7 +160,7 @@ options:
     default: ""
   pushed:
     description: For V(lock_entry), the registered result of the push to O(mirror).
-    type: dict
+    type: raw
     default: {}
   revision:
     description: For V(model_target), the candidate commit (C(pin_model_revision)).
@@ -172,11 +172,11 @@ options:
     default: ""
   cache_info:
     description: For V(model_lock_entry), the model_cache role's C(model_cache_info).
-    type: dict
+    type: raw
     default: {}
   current:
     description: For V(rolled_back), the registered read of the container (M(inferops.serving.deployment_state)).
-    type: dict
+    type: raw
     default: {}
   reason:
     description: For V(rolled_back), why the host is rolled back (C(server_rollback_reason)).
@@ -246,6 +246,9 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._plain import pla
 from ansible_collections.inferops.serving.plugins.plugin_utils._profile import ProfileError
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
+# The options that take a mapping (documented as raw: see _option).
+MAPPINGS = frozenset(["bench", "bench_run", "cache_info", "current", "deployment", "failed", "lock", "overrides", "pull",
+                      "pushed", "remote", "server_failure", "soak", "spec_evidence", "target"])
 STEPS = ("canaries", "target", "failed", "outcome", "lock_entry", "model_target", "model_failed", "model_lock_entry",
          "rolled_back", "files")
 
@@ -262,7 +265,10 @@ class LookupModule(LookupBase):
             raise AnsibleLookupError(scrub("pin_plan %s: %s" % (terms[0], exc))) from exc
 
     def _option(self, name):
-        return plain(self.get_option(name))
+        value = plain(self.get_option(name))
+        # A registered result a task did not set reaches a lookup as '' on some ansible-core
+        # releases (2.18): a mapping option (type raw, so that it is accepted) then means "none".
+        return {} if name in MAPPINGS and value == "" else value
 
     @staticmethod
     def _canaries(option):

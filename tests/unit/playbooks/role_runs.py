@@ -38,7 +38,8 @@ def run(tmp_path, inventory, plays, *args, timeout=240):
     result = subprocess.run([playbook, "-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml"), *args],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     records = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
-    return Run(result.returncode, " ".join((result.stdout + result.stderr).split()), records)
+    # ansible-core 2.18's callback escapes a message's double quotes (a backslash before each); 2.19 does not.
+    return Run(result.returncode, " ".join((result.stdout + result.stderr).split()).replace('\\"', '"'), records)
 
 
 def server_host(tmp_path, docker_host, profile, **changes):
