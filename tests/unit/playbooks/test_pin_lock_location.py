@@ -91,7 +91,7 @@ def environment(tmp_path, **extra):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0",
                ANSIBLE_COLLECTIONS_PATH=":".join(filter(None, [str(tmp_path / "collections"), os.path.join(ROOT, ".collections"),
-                                                                os.environ.get("ANSIBLE_COLLECTIONS_PATH")])))
+                                                               os.environ.get("ANSIBLE_COLLECTIONS_PATH")])))
     env.update(extra)
     return env
 
