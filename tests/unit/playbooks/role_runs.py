@@ -53,3 +53,10 @@ def server_host(tmp_path, docker_host, profile, **changes):
                 server_watchdog_textfile_dir=str(tmp_path / "textfile"), server_watchdog_enabled=False)
     host.update(changes)
     return host
+
+
+def collections_path(*first):
+    """ANSIBLE_COLLECTIONS_PATH for a test's ansible-playbook: ``first`` (its doubles), the repository's
+    link, then the caller's path (the lowest-core check passes the pinned ansible package's there)."""
+    return ":".join(filter(None, [*map(str, first), os.path.join(ROOT, ".collections"),
+                                  os.environ.get("ANSIBLE_COLLECTIONS_PATH")]))

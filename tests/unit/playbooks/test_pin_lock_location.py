@@ -31,6 +31,7 @@ import sys
 
 import pytest
 import yaml
+from role_runs import collections_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 BIN = os.path.dirname(sys.executable)
@@ -90,8 +91,7 @@ def environment(tmp_path, **extra):
     (modules / "docker_image_pull.py").chmod(0o755 | stat.S_IXUSR)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0",
-               ANSIBLE_COLLECTIONS_PATH=":".join(filter(None, [str(tmp_path / "collections"), os.path.join(ROOT, ".collections"),
-                                                               os.environ.get("ANSIBLE_COLLECTIONS_PATH")])))
+               ANSIBLE_COLLECTIONS_PATH=collections_path(tmp_path / "collections"))
     env.update(extra)
     return env
 

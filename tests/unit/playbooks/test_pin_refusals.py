@@ -22,6 +22,7 @@ import subprocess
 import sys
 
 import yaml
+from role_runs import collections_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TAG = "vllm/vllm-openai:cu130-nightly"
@@ -97,8 +98,7 @@ def inventory(tmp_path, **host_vars):
 def run(tmp_path, inv, playbook, tok_s=None):
     collections, venv = doubles(tmp_path)
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_COLLECTIONS_PATH=":".join(filter(None, [str(collections), os.path.join(ROOT, ".collections"),
-                                                                                              os.environ.get("ANSIBLE_COLLECTIONS_PATH")])),
+               ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_COLLECTIONS_PATH=collections_path(collections),
                INFEROPS_LOADGEN_VENV=str(venv), PIN_TEST_TOK_S=str(tok_s or 0))
     command = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     result = subprocess.run([command, str(playbook), "-i", str(inv / "hosts.yml")], cwd=ROOT, env=env,
