@@ -137,6 +137,15 @@ else:
     YAML_IMPORT_ERROR = None
 
 
+def dump_indented(data, **kwargs):
+    """yaml.safe_dump with a mapping's sequences indented (``key:\n  - item``), as yamllint's
+    default ``indentation`` rule and ansible-lint's production profile want an inventory file."""
+    class Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
+        def increase_indent(self, flow=False, indentless=False):
+            return super().increase_indent(flow, False)
+    return yaml.dump(data, Dumper=Dumper, **kwargs)
+
+
 def lock_path(path):
     """The sidecar lock file: ``.<name>.lock`` beside ``path`` (the vars loader skips dotfiles)."""
     return os.path.join(os.path.dirname(path), ".%s.lock" % os.path.basename(path))
@@ -232,7 +241,7 @@ def main():
         except InventoryFileError as exc:
             module.fail_json(msg="cannot merge the entry into %s: %s" % (path, exc))
         header = params["header"] if params["header"] is not None else header_of(text)
-        after = render(new, header, yaml.safe_dump)
+        after = render(new, header, dump_indented)
         changed = (data or {}) != new or text is None
         if changed and not module.check_mode:
             _host_files.atomic_write(path, after.encode("utf-8"), mode)

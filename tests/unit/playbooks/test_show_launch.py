@@ -24,7 +24,10 @@ def show_launch(*extra):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    return subprocess.run([playbook, "playbooks/show_launch.yml"] + list(extra), cwd=ROOT, env=env,
+    # Without -i, no inventory: ansible.cfg's default is the lab's, whose lock (written by lab.sh up)
+    # pins the lab Hub's model commits, which a profile's script must not depend on.
+    inventory = [] if "-i" in extra else ["-i", ","]
+    return subprocess.run([playbook, "playbooks/show_launch.yml"] + inventory + list(extra), cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
 
 

@@ -131,3 +131,19 @@ def test_mode(run_module, tmp_path, mode):
     path = tmp_path / "lock.yml"
     run_module(inventory_entry, dict(lock_args(path, "a/b:c", "d1"), mode=mode))
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+
+
+def test_a_list_entry_is_written_as_ansible_lint_wants_it(run_module, tmp_path):
+    """The known-bad list the rollback and the pin write sits in the inventory that ansible-lint
+    (production profile, yamllint's default indentation) reads: its sequences are indented."""
+    path = tmp_path / "group_vars" / "all" / "known_bad_images.yml"
+    entry = {"id": "rolled-back:spark", "digest": "sha256:" + "a" * 64, "rolled_back": {"host": "spark-01"}}
+    failed, result = run_module(inventory_entry, {"path": str(path), "variable": "inferops_known_bad_images",
+                                                  "match": "id", "entry": entry})
+    assert not failed and result["changed"], result
+    text = path.read_text()
+    assert "inferops_known_bad_images:\n  - id: rolled-back:spark\n" in text, text
+    config = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", ".yamllint")
+    lint = subprocess.run([sys.executable, "-m", "yamllint", "-c", config, "-f", "parsable", str(path)],
+                          capture_output=True, text=True, check=False)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
