@@ -14,9 +14,10 @@ description:
     host's plan (C(server_deployment.served_model_name), published by the server role's
     C(resolve) entry point). A wave holds at most O(max_unavailable) changing hosts of one model
     group (a count, or a percentage of the group's hosts, rounded down, at least 1); the groups
-    roll side by side. With O(serial) (C(inferops_serial)), Ansible's own batches of the hosts'
-    order instead. A host whose C(inferops_serving_failure) is set (its plan failed) is left out
-    of the waves and counted as failed.
+    roll side by side; the hosts that do not change (O(read)) are in the first wave. With O(serial)
+    (C(inferops_serial)), Ansible's own batches of the hosts' order instead. A host whose
+    C(inferops_serving_failure) is set (its plan failed) is left out of the waves and counted as
+    failed.
   - V(hold) - why O(host) must not converge now, or an empty string - a host of its model group
     failed in an earlier wave of O(plan), or more of the run's hosts failed (their
     C(inferops_serving_failure)) than O(plan)'s C(max_fail_percentage) allows.
@@ -45,6 +46,15 @@ options:
     description: C(inferops_max_fail_percentage) (V(plan)) - the share of the run's hosts that may fail before the rollout holds the rest.
     type: raw
     default: 34
+  read:
+    description:
+      - (V(plan)) Count as changing only the hosts whose running engine this converge stops - the
+        C(container_action) of each host's plan and of its container read, which site.yml's plan
+        play registers as C(__inferops_serving_container) (a host not read counts as not
+        changing; the server role's outage check still guards each wave). Without it every host
+        counts as changing.
+    type: bool
+    default: true
   plan:
     description: The V(plan) (V(hold)).
     type: dict
@@ -93,12 +103,15 @@ from ansible.plugins.lookup import LookupBase
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._rollout import (
     RolloutError,
+    changing_hosts,
     halt_reason,
     rollout_plan,
     summary_rows,
 )
 
 KINDS = ("plan", "hold", "rows")
+# What site.yml's plan play registers on each host: its container read (deployment_state).
+READ = "__inferops_serving_container"
 
 
 def _vars(hostvars, host):
@@ -138,13 +151,16 @@ class LookupModule(LookupBase):
                 summaries = {host: _vars(hostvars, host).get("server_summary") for host in hosts}
                 return [plain(summary_rows(hosts, summaries, _facts(hostvars, hosts, "inferops_serving_failure"),
                                            _facts(hostvars, hosts, "inferops_serving_held")))]
-            groups = {}
+            groups, deployments, reads = {}, {}, {}
             for host in hosts:
                 deployment = _vars(hostvars, host).get("server_deployment")
                 if isinstance(deployment, Mapping):
                     groups[host] = deployment.get("served_model_name")
+                    deployments[host] = deployment
+                reads[host] = _vars(hostvars, host).get(READ)
+            changing = changing_hosts(hosts, deployments, reads) if self.get_option("read") else None
             return [plain(rollout_plan(hosts, groups, self.get_option("max_unavailable"), self.get_option("serial"),
-                                       self.get_option("max_fail_percentage"),
+                                       self.get_option("max_fail_percentage"), changing=changing,
                                        failed=_facts(hostvars, hosts, "inferops_serving_failure")))]
         except RolloutError as exc:
             raise AnsibleLookupError(str(exc)) from None

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 
+from ansible_collections.inferops.serving.plugins.plugin_utils._container_action import container_action
 from ansible_collections.inferops.serving.plugins.plugin_utils._status import serving_rows
 
 
@@ -104,6 +106,27 @@ def waves(hosts, groups, max_unavailable=1, changing=None, name="inferops_max_un
         result.append(sorted(wave, key=hosts.index))
         index += 1
     return result
+
+
+def changing_hosts(hosts, deployments, reads):
+    """The hosts of ``hosts`` whose running engine this converge stops: ``container_action``'s
+    ``replacing`` of each host's plan (``deployments``) and container read (``reads``: the
+    deployment_state module's result, ``exists`` and ``container``).
+
+    A host without a plan, or whose read failed or did not happen (unreachable, no Docker yet),
+    stops no engine this run knows of: it is not counted (the server role's outage check still
+    reads every wave's containers before anything changes, and refuses a model group's last host).
+    """
+    changing = []
+    for host in hosts:
+        deployment, read = deployments.get(host), reads.get(host)
+        if not isinstance(deployment, Mapping) or not isinstance(read, Mapping) or "exists" not in read:
+            continue
+        if read.get("failed") or read.get("unreachable") or read.get("skipped"):
+            continue
+        if container_action(deployment, read)["replacing"]:
+            changing.append(host)
+    return changing
 
 
 def ansible_batches(hosts, serial):

@@ -7,6 +7,9 @@ monitoring play, then the root site.yml's last play. What stands in (test_site_r
   a task that records the host's batch (``ansible_play_batch``) in a file and fails where the
   host's ``converge_fails`` says, as a converge that broke would (the rest of the play, its hold,
   its reach and its rescue, runs as it is);
+- the plan play's read of each host's container (deployment_state) is replaced by a read of a
+  running container of an older plan (the host changes), or of its own plan for a host whose
+  ``unchanged`` is true;
 - the gateway's and monitoring's plays (playbooks/gateway.yml, playbooks/monitoring.yml) are
   replaced by a task on their groups' hosts that records it ran.
 
@@ -49,6 +52,23 @@ def _stand_in_roles(play, record_dir):
     return play
 
 
+# The container read of the plan play (deployment_state on the host's Docker): a running container
+# of an older plan, or, for a host whose ``unchanged`` is true, the container of its plan.
+READ = {"exists": True, "container": {"State": {"Running": True}, "Config": {
+    "Image": "{{ server_deployment.spec.image }}",
+    "Labels": "{{ {server_deployment.spec_label: server_deployment.spec_sha256 if unchanged | default(false) "
+              "else 'older'} }}"}}}
+
+
+def _stand_in_read(play):
+    """The plan play with its container read replaced by READ (registered under the same name)."""
+    for index, task in enumerate(play["tasks"]):
+        if "inferops.serving.deployment_state" in task:
+            play["tasks"][index] = {"name": "Stand in for the container read", "ansible.builtin.set_fact": {
+                task["register"]: READ}, "when": task.get("when"), "tags": ["always"]}
+    return play
+
+
 def run_site(tmp_path, children, *args):
     """The rollout over ``children`` (group: {hosts: {...}}); returns (result, {host: batch}, ran)
     where ``ran`` is {play: [hosts]} for the stand-in gateway and monitoring plays."""
@@ -60,7 +80,7 @@ def run_site(tmp_path, children, *args):
     by_name = {play["name"]: play for play in site}
     root = _plays("site.yml")
     imported = next(entry for entry in root if entry.get("ansible.builtin.import_playbook") == "playbooks/site.yml")
-    plays = [dict(by_name["Plan the rollout of the serving fleet"]),
+    plays = [_stand_in_read(by_name["Plan the rollout of the serving fleet"]),
              _stand_in_roles(by_name["Serve the tuned profiles"], record),
              by_name["Summarise the fleet"],
              by_name["Fail the run when a serving host failed"]]

@@ -27,17 +27,38 @@ def rollout_plan(terms, hostvars=None, **options):
     return lookup.run(terms, {"hostvars": HOSTVARS if hostvars is None else hostvars}, **options)[0]
 
 
+def running(deployment, same):
+    """A deployment_state read of a running container: the plan's own (``same``) or an older one."""
+    labels = {deployment["spec_label"]: deployment["spec_sha256"] if same else "0" * 64}
+    return {"exists": True, "container": {"State": {"Running": True},
+                                          "Config": {"Image": deployment["spec"]["image"], "Labels": labels}}}
+
+
 def test_the_waves_follow_the_plans_model_groups_and_leave_out_a_failed_plan():
-    result = rollout_plan([], hosts=["spark-1", "spark-2", "g7e-1", "bad-1"])
+    result = rollout_plan([], hosts=["spark-1", "spark-2", "g7e-1", "bad-1"], read=False)
     assert result["waves"] == [["spark-1", "g7e-1"], ["spark-2"]] and result["serial"] == [2, 1]
     assert result["hosts"] == ["spark-1", "g7e-1", "spark-2"] and result["total"] == 4
     assert result["groups"]["spark-1"] == SPARK["served_model_name"] != result["groups"]["g7e-1"]
     assert rollout_plan(["plan"], hosts=["spark-1", "spark-2"], serial="100%")["waves"] == [["spark-1", "spark-2"]]
-    assert rollout_plan([], hosts=["spark-1", "spark-2"], max_unavailable="50%")["waves"] == [["spark-1"], ["spark-2"]]
+    assert rollout_plan([], hosts=["spark-1", "spark-2"], max_unavailable="50%", read=False)["waves"] == [
+        ["spark-1"], ["spark-2"]]
+
+
+def test_only_the_hosts_whose_running_engine_differs_take_a_wave_of_their_own():
+    """spark-1 runs an older plan (it changes), spark-2 runs its plan, spark-3's read failed, spark-4
+    has no container: only spark-1 is taken out of routing, so one wave holds them all."""
+    hostvars = {"spark-1": {"server_deployment": SPARK, "__inferops_serving_container": running(SPARK, False)},
+                "spark-2": {"server_deployment": SPARK, "__inferops_serving_container": running(SPARK, True)},
+                "spark-3": {"server_deployment": SPARK, "__inferops_serving_container": {"failed": True, "msg": "x"}},
+                "spark-4": {"server_deployment": SPARK, "__inferops_serving_container": {"exists": False}}}
+    hosts = ["spark-1", "spark-2", "spark-3", "spark-4"]
+    assert rollout_plan([], hostvars, hosts=hosts)["waves"] == [hosts]
+    hostvars["spark-2"]["__inferops_serving_container"] = running(SPARK, False)
+    assert rollout_plan([], hostvars, hosts=hosts)["waves"] == [["spark-1", "spark-3", "spark-4"], ["spark-2"]]
 
 
 def test_hold_reads_the_failures_from_the_hosts_variables():
-    result = rollout_plan([], hosts=["spark-1", "spark-2", "g7e-1"])
+    result = rollout_plan([], hosts=["spark-1", "spark-2", "g7e-1"], read=False)
     assert rollout_plan(["hold"], plan=result, host="spark-2") == ""
     failed = dict(HOSTVARS, **{"spark-1": {"server_deployment": SPARK, "inferops_serving_failure": "smoke: 5"}})
     assert "spark-1 of its model group" in rollout_plan(["hold"], failed, plan=result, host="spark-2")

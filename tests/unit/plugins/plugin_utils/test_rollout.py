@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ansible_collections.inferops.serving.plugins.plugin_utils._rollout import (
     RolloutError,
     ansible_batches,
+    changing_hosts,
     group_limit,
     halt_reason,
     parse_amount,
@@ -160,3 +161,20 @@ def test_the_waves_keep_every_model_group_served(fleet):
     assert len(result) == needed
     # each wave keeps the hosts' order
     assert all(wave == sorted(wave, key=hosts.index) for wave in result)
+
+
+def test_changing_hosts_are_those_whose_running_engine_differs_from_the_plan():
+    plan = {"container": "inferops-serving", "spec": {"image": "repo@sha256:" + "a" * 64},
+            "spec_label": "inferops.serving.spec-sha256", "spec_sha256": "b" * 64}
+
+    def read(running=True, label="b" * 64, image=plan["spec"]["image"]):
+        return {"exists": True, "container": {"State": {"Running": running},
+                                              "Config": {"Image": image, "Labels": {plan["spec_label"]: label}}}}
+
+    reads = {"same": read(), "label": read(label="c" * 64), "image": read(image="other"),
+             "stopped": read(running=False, label="c" * 64), "none": {"exists": False, "container": None},
+             "failed": {"failed": True, "msg": "no Docker"}, "unreachable": {"unreachable": True},
+             "unread": None, "noplan": read(label="c" * 64)}
+    hosts = list(reads)
+    deployments = {host: plan for host in hosts if host != "noplan"}
+    assert changing_hosts(hosts, deployments, reads) == ["label", "image"]
