@@ -68,15 +68,19 @@ def test_inferops_serial_overrides_the_waves_and_a_clean_run_passes(tmp_path):
 def test_an_unreachable_host_alone_in_its_wave_does_not_end_the_run(tmp_path):
     """spark-2 is reached over ssh at a port nothing answers on: its row says so, spark-3 (its group's
     next wave) is held, not taken out beside a host that is down, and the gateway and monitoring
-    plays run (an unreachable host alone in its batch used to end the playbook there)."""
+    plays run (an unreachable host alone in its batch used to end the playbook there). 2 failures
+    of 4 hosts are more than 34 %: nothing after them would start either."""
     sparks = dict(SPARKS, **{"spark-2": {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 9,
                                          "ansible_ssh_common_args": "-o ConnectTimeout=3"}})
-    children = fleet({})
+    # g7e-9's plan fails (a profile that does not exist): its row says why, it is in no wave.
+    children = fleet({"g7e-9": {"server_profile": "g7e-no-such-profile"}})
     children["serving"]["children"]["spark"]["hosts"] = sparks
     result, batches, ran = run_site(tmp_path, children, "-e", "inferops_max_unavailable=1")
     assert sorted(batches) == ["spark-1"], result.stdout[-3000:]
+    assert "3 wave(s) by inferops_max_unavailable: spark-1 | spark-2 | spark-3" in result.stdout
     table = rows(result.stdout)
     assert table["spark-2"].startswith("NOT SERVED: Fail when the host cannot be reached: spark-2 is unreachable")
     assert "not converged: spark-2 of its model group" in table["spark-3"]
+    assert table["g7e-9"].startswith("NOT SERVED: ") and "g7e-no-such-profile" in table["g7e-9"], table["g7e-9"]
     assert ran == {"gateway": ["gw-1"], "monitoring": ["spark-1"]}
     assert result.returncode == 2
