@@ -84,3 +84,15 @@ def test_an_unreachable_host_alone_in_its_wave_does_not_end_the_run(tmp_path):
     assert table["g7e-9"].startswith("NOT SERVED: ") and "g7e-no-such-profile" in table["g7e-9"], table["g7e-9"]
     assert ran == {"gateway": ["gw-1"], "monitoring": ["spark-1"]}
     assert result.returncode == 2
+
+
+def test_playbooks_site_yml_alone_fails_the_run_for_a_failed_host(tmp_path):
+    """Without the root site.yml (ansible-playbook playbooks/site.yml), its own last play fails it."""
+    children = {"serving": {"children": {"spark": {"vars": {"server_profile": "gb10-nvfp4-mtp-throughput"},
+                                                   "hosts": {"spark-1": {"converge_fails": True}, "spark-2": {}}}}}}
+    result, batches, ran = run_site(tmp_path, children, alone=True)
+    assert result.returncode == 2 and ran == {}, result.stdout[-3000:]
+    assert sorted(batches) == ["spark-1"]  # spark-2, its group's next wave, held
+    tail = result.stdout[result.stdout.index("PLAY [Fail the run when a serving host failed (this playbook alone)]"):]
+    assert "spark-1: NOT SERVED: Stand in for a converge that broke" in tail
+    assert "spark-2: NOT CONVERGED: not converged: spark-1 of its model group" in tail
