@@ -112,7 +112,8 @@ def outage_message(found, expected_seconds=None):
     duration = ("expected up to %d s (the engine's stop and start: its stop timeout and the readiness cap, "
                 "server_ready_timeout)" % int(expected_seconds)) if expected_seconds else "until its engine is back"
     return ("%s: stopping it is an outage of that group for clients of the gateway, %s. Add a host serving the "
-            "same model, roll one host at a time (-e inferops_serial=1), or accept the outage with "
+            "same model, roll fewer hosts at once (site.yml's waves: inferops_max_unavailable=1, or "
+            "-e inferops_serial=1), or accept the outage with "
             "gateway_allow_outage: true. Nothing was changed." % (what, duration))
 
 

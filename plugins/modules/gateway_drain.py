@@ -72,7 +72,9 @@ options:
         too, it is a read), wait until the gateway sees another healthy host in routing for each
         model group of O(hosts), asking every 5 s for up to O(health_timeout) seconds; RV(waiting)
         lists the groups still without one when the time ran out. A host out of routing already,
-        a gateway not configured, or O(allow_outage) skip the wait.
+        a gateway not configured, or a group with no other host in routing (an outage, refused
+        unless O(allow_outage)) skip the wait; with O(allow_outage) the hosts' other groups still
+        wait, so accepting the outage of a group of one never drains a group of two blindly.
     type: str
   master_key:
     description: The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
@@ -224,11 +226,14 @@ def _wait_healthy(module, params, groups, result, state_path):
         module.fail_json(msg=str(exc), **result)
     result["previously_drained"] = before
     result["outages"] = outages(groups, before, params["hosts"])
-    if result["outages"]:
+    if result["outages"] and not params["allow_outage"]:
         result["drained"] = before
         module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
     waiting_for = [host for host in params["hosts"] if host not in before]
-    if not groups or not waiting_for:
+    # An accepted outage (a group with no other host in routing) has nothing to wait for; the
+    # other groups of the hosts still wait for another healthy host.
+    if not any(host in members and any(other != host and other not in before for other in members)
+               for host in waiting_for for members in groups.values()):
         return
     result["waiting"], result["health_answered"] = wait_for_other_hosts(
         params["health_url"], params["master_key"], groups, before, waiting_for, params["health_timeout"])
@@ -267,7 +272,7 @@ def run_module():
     except DrainError as exc:
         module.fail_json(msg=str(exc), **result)
     result["groups"] = groups
-    if params["state"] == "drained" and params["health_url"] and not params["allow_outage"]:
+    if params["state"] == "drained" and params["health_url"]:
         _wait_healthy(module, params, groups, result, os.path.join(state_dir, STATE_FILE))
     lock = None
     try:

@@ -318,9 +318,9 @@ def serving_backends(hosts, hostvars):
 def proven_hosts(hosts, hostvars):
     """The serving hosts the server role proved in this run (its public ``server_summary``) and did
     not fail after (``server_failure``: its rescue puts the host back itself once its rollback is
-    proven)."""
-    return [str(host) for host in hosts if host in hostvars
-            and "server_summary" in _vars_of(hostvars, host) and "server_failure" not in _vars_of(hostvars, host)]
+    proven; ``inferops_serving_failure``: site.yml's record of a host whose converge failed)."""
+    return [str(host) for host in hosts if host in hostvars and "server_summary" in _vars_of(hostvars, host)
+            and not {"server_failure", "inferops_serving_failure"} & set(_vars_of(hostvars, host))]
 
 
 def host_secrets(hosts, hostvars):

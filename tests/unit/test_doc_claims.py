@@ -343,13 +343,16 @@ def test_the_readme_names_every_role_plugin_and_playbook():
 
 def test_the_collections_site_playbook_is_what_the_guide_says():
     """docs/lab-to-fleet.md: `inferops.serving.site` (playbooks/site.yml) is the whole fleet: the
-    serving hosts, then the gateway and monitoring playbooks; the repository's site.yml is the same."""
+    serving hosts, then the gateway and monitoring playbooks, then the verdict on the serving hosts;
+    the repository's site.yml is the same."""
     with open(os.path.join(ROOT, "site.yml"), encoding="utf-8") as handle:
         imported = [play["ansible.builtin.import_playbook"] for play in yaml.safe_load(handle)]
     assert imported == ["playbooks/site.yml"]
     with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
-        imported = [play["ansible.builtin.import_playbook"] for play in yaml.safe_load(handle)]
-    assert imported == ["serving.yml", "gateway.yml", "monitoring.yml"]
+        plays = yaml.safe_load(handle)
+    assert [play.get("ansible.builtin.import_playbook") for play in plays] == [
+        "serving.yml", "gateway.yml", "monitoring.yml", None]
+    assert plays[-1]["hosts"] == "{{ inferops_serving_hosts | default('serving') }}"
     guide = " ".join(read("docs/lab-to-fleet.md").split())
     assert "inferops.serving.site` converges the whole fleet" in guide
 

@@ -170,6 +170,27 @@ def test_no_health_wait_for_a_host_out_of_routing_already_an_allowed_outage_or_a
     assert failed and "model group sglang-m has no other host in routing than g7e-1" in result["msg"]
 
 
+def test_an_allowed_outage_still_waits_for_the_other_groups_healthy_host(run_module, tmp_path):
+    """g7e-1 (a group of one, its outage accepted) and spark-1 drained together: the Sparks' group
+    still waits for spark-2, which the gateway sees unhealthy, so nothing is drained."""
+    health = Health(unhealthy=["spark-2"])
+    try:
+        args = {"hosts": ["spark-1", "g7e-1"], "state_dir": configured(tmp_path), "health_url": health.url,
+                "master_key": "sk-unit-drain-key-0123", "health_timeout": 1, "allow_outage": True}
+        failed, result = run_module(gateway_drain, args)
+    finally:
+        health.close()
+    assert not failed and result["waiting"] == [MODEL] and not result["changed"], result
+    assert result["outages"] == [{"group": "sglang-m", "hosts": ["g7e-1"]}]
+    assert not (tmp_path / "drained.json").exists()
+    health = Health()
+    try:
+        failed, result = run_module(gateway_drain, dict(args, health_url=health.url, health_timeout=4))
+    finally:
+        health.close()
+    assert not failed and result["changed"] and set(drained(tmp_path)) == {"spark-1", "g7e-1"}, result
+
+
 def test_a_health_url_that_answers_nothing_is_reported_not_read(run_module, tmp_path):
     args = {"hosts": ["spark-1"], "state_dir": configured(tmp_path), "health_url": "http://127.0.0.1:9/health",
             "master_key": "sk-unit-drain-key-0123", "health_timeout": 0}

@@ -32,6 +32,14 @@ HOSTVARS = {
 }
 
 
+def test_a_host_whose_converge_failed_after_its_summary_is_not_proven():
+    """site.yml's serving play keeps a failure as inferops_serving_failure (its rescue), not as a
+    failed host: the gateway must not put such a host back in routing."""
+    hostvars = dict(HOSTVARS, **{"spark-2": {"server_deployment": SPARK, "server_summary": {"state": "serving"},
+                                             "inferops_serving_failure": "Keep the engine serving: failed"}})
+    assert g.proven_hosts(["spark-1", "spark-2"], hostvars) == ["spark-1"]
+
+
 def test_the_plan_is_the_configuration_of_the_hosts_variables_with_no_secret():
     plan = g.gateway_plan(["spark-1", "g7e-1", "spark-2"], HOSTVARS, {"num_retries": 3}, "0.0.0.0", 4000, "gw.example",
                           master_key=KEY)
