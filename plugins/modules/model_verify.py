@@ -71,8 +71,8 @@ options:
     description:
       - The host directory the verification markers are kept in (C(<state_dir>/models--<org>--<name>.verified.json)),
         created 0700 when missing. Required when O(marker=true).
-      - It must not be inside O(hub_cache), its parent (the C(HF_HOME) the engine mounts) or O(local_dir):
-        whoever can write the mounted tree could forge the marker.
+      - It must not be inside O(hub_cache), its parent (the C(HF_HOME) the engine mounts) or O(local_dir),
+        since whoever can write the mounted tree could forge the marker.
     type: path
 seealso:
   - module: inferops.serving.model_cache_info
