@@ -142,6 +142,7 @@ def test_the_space_verdict_uses_the_real_size_and_what_is_there(manifest):
     ({"revision": "main", "files": {}}, "40-hex commit"),
     ({"revision": COMMIT, "files": {}}, "expected a mapping of paths"),
     ({"revision": COMMIT, "files": {"../x": {"size": 1, "git_sha1": "0" * 40}}}, "relative path"),
+    ({"revision": COMMIT, "files": {"a\nblobs/x": {"size": 1, "git_sha1": "0" * 40}}}, "relative path"),
     ({"revision": COMMIT, "files": {"x": {"size": -1, "git_sha1": "0" * 40}}}, "whole number"),
     ({"revision": COMMIT, "files": {"x": {"size": 1, "sha256": "abc"}}}, "sha256 (64 hex)"),
 ])
@@ -149,3 +150,240 @@ def test_a_malformed_manifest_is_refused(manifest, fragment):
     with pytest.raises(mc.ModelCacheError) as err:
         mc.check_manifest(manifest, "lock manifest")
     assert fragment in str(err.value) and str(err.value).startswith("lock manifest")
+
+
+# --- issue 39: blobs named by hashes, a snapshot that is exactly its manifest, the marker ---------
+
+
+class HostileMirror(object):
+    """The lab's Hub stand-in (tests/lab/hub/hub_standin.py, which stands for https://huggingface.co
+    as the real huggingface_hub calls it) with one change a hostile or broken mirror makes: the ETag
+    (and X-Linked-Etag) of the files in ``etags`` is the given value instead of the file's hash.
+    Every other route and header is the stand-in's own."""
+
+    def __init__(self, root, etags):
+        import importlib.util
+        import threading
+        from http.server import ThreadingHTTPServer
+        spec = importlib.util.spec_from_file_location("hub_standin", os.path.join(REPO_DIR, "..", "..", "..", "..",
+                                                                                  "hub_standin.py"))
+        standin = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(standin)
+
+        class Handler(standin.Handler):
+            def _resolve(self, repo_id, revision, path):
+                self._etag = etags.get(path)
+                return standin.Handler._resolve(self, repo_id, revision, path)
+
+            def _send(self, status, body, headers=None, **kwargs):
+                headers = dict(headers or {})
+                if getattr(self, "_etag", None):
+                    for name in ("ETag", "X-Linked-Etag"):
+                        if name in headers:
+                            headers[name] = '"%s"' % self._etag
+                return standin.Handler._send(self, status, body, headers, **kwargs)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.store = standin.Store(root)
+        self.server.request_log = None
+        self.server.storage_host = "localhost"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+
+def test_a_blob_named_by_the_mirrors_etag_is_refused_naming_it(tmp_path, manifest):
+    """The real huggingface_hub, downloading from a mirror whose ETags are not hashes: it writes
+    blobs/<etag> (and, for an ETag with ../, outside the cache: what the role's README documents),
+    and the verification refuses both files by name before anything uses them."""
+    from huggingface_hub import hf_hub_download
+    root = os.path.abspath(os.path.join(REPO_DIR, "..", "..", ".."))
+    mirror = HostileMirror(root, {"config.json": "../../../planted-by-etag", "README.md": "mirror-etag-1",
+                                  "tokenizer_config.json": "sub/etag"})
+    try:
+        hub = tmp_path / "hub"
+        for path in manifest["files"]:
+            hf_hub_download(MODEL, path, revision=COMMIT, cache_dir=str(hub), endpoint=mirror.url)
+    finally:
+        mirror.server.shutdown()
+    folder = mc.repo_folder(str(hub), MODEL)
+    snapshot = os.path.join(folder, "snapshots", COMMIT)
+    # huggingface_hub 1.33.0 (file_download.py): blob_path = os.path.join(storage_folder, "blobs", etag).
+    assert (tmp_path / "planted-by-etag").is_file()
+    problems, _fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    by_path = {p["path"]: p["problem"] for p in problems}
+    assert "not named by a hash" in by_path["blobs/mirror-etag-1"]
+    assert "not named by a hash" in by_path["blobs/sub"]  # an ETag with a slash made a directory
+    assert "outside %s" % folder in by_path["config.json"]
+    assert "not to its blob blobs/%s" % manifest["files"]["README.md"]["git_sha1"] in by_path["README.md"]
+    assert "not to its blob blobs/" in by_path["tokenizer_config.json"]
+    assert set(by_path) == {"blobs/mirror-etag-1", "blobs/sub", "config.json", "README.md", "tokenizer_config.json"}
+
+
+@pytest.mark.parametrize("name", ["etc", "abc.incomplete", "A" * 64, "0" * 63])
+def test_an_entry_of_blobs_not_named_by_a_hash_is_refused(tmp_path, manifest, name):
+    folder, snapshot = stage(tmp_path, manifest)
+    os.mkdir(os.path.join(folder, "blobs", name)) if name == "etc" else open(os.path.join(folder, "blobs", name), "w").close()
+    problems, _fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    assert [p["path"] for p in problems] == ["blobs/" + name]
+    assert "not named by a hash" in problems[0]["problem"]
+
+
+def test_a_hash_named_blob_that_is_not_a_regular_file_is_refused(tmp_path, manifest):
+    folder, snapshot = stage(tmp_path, manifest)
+    os.mkfifo(os.path.join(folder, "blobs", "f" * 64))
+    os.symlink("/etc/passwd", os.path.join(folder, "blobs", "e" * 40 + ".incomplete"))
+    problems, _fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    assert sorted(p["path"] for p in problems) == ["blobs/" + "e" * 40 + ".incomplete", "blobs/" + "f" * 64]
+    assert all("not a regular file" in p["problem"] for p in problems)
+    # A resumable partial download of a hash is not a problem.
+    os.unlink(os.path.join(folder, "blobs", "f" * 64))
+    os.unlink(os.path.join(folder, "blobs", "e" * 40 + ".incomplete"))
+    open(os.path.join(folder, "blobs", "d" * 64 + ".incomplete"), "w").close()
+    assert mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)[0] == []
+
+
+def test_a_snapshot_is_exactly_its_manifest(tmp_path, manifest):
+    folder, snapshot = stage(tmp_path, manifest)
+    weights = manifest["files"]["model.safetensors"]["sha256"]
+    with open(os.path.join(snapshot, "chat_template.jinja"), "w") as handle:
+        handle.write("{{ messages }}")
+    os.symlink(os.path.join("..", "..", "blobs", weights), os.path.join(snapshot, "model-00002.safetensors"))
+    os.mkdir(os.path.join(snapshot, "extra"))
+    with open(os.path.join(snapshot, "extra", "generation_config.json"), "w") as handle:
+        handle.write("{}")
+    os.symlink("/etc", os.path.join(snapshot, "linked-dir"))
+    os.mkfifo(os.path.join(snapshot, "fifo"))
+    problems, _fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    assert sorted(p["path"] for p in problems) == ["chat_template.jinja", "extra", "fifo", "linked-dir", "model-00002.safetensors"]
+    assert all("not in the pinned revision's manifest" in p["problem"] for p in problems)
+    # A manifest file in a subdirectory: its directory belongs to the manifest.
+    nested = dict(manifest, files=dict(manifest["files"], **{"extra/generation_config.json": {
+        "size": 2, "git_sha1": hashlib.sha1(b"blob 2\x00{}").hexdigest()}}))
+    problems, _fingerprint = mc.verify_snapshot(snapshot, nested, folder)
+    assert sorted(p["path"] for p in problems) == ["chat_template.jinja", "fifo", "linked-dir", "model-00002.safetensors"]
+
+
+def test_a_local_dir_keeps_huggingface_hubs_metadata_but_nothing_else(tmp_path, manifest):
+    _folder, snapshot = stage(tmp_path / "cache", manifest)
+    local = tmp_path / "local"
+    shutil.copytree(snapshot, local)
+    (local / ".cache" / "huggingface" / "download").mkdir(parents=True)
+    (local / ".cache" / "huggingface" / "download" / "config.json.metadata").write_text("x")
+    (local / ".cache" / "other").mkdir()
+    problems, _fingerprint = mc.verify_snapshot(str(local), manifest, str(local), ignore=(mc.LOCAL_DIR_METADATA,))
+    assert [p["path"] for p in problems] == [".cache/other"]
+
+
+def test_a_rewrite_that_restores_the_mtime_voids_the_marker(tmp_path, manifest):
+    """touch -r after a flipped byte kept size and mtime, which the marker used to vouch for; the
+    ctime (set by the kernel only) and the inode bind it now."""
+    folder, snapshot = stage(tmp_path, manifest)
+    _problems, fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    marker = mc.marker_record(manifest, fingerprint)
+    blob = os.path.realpath(os.path.join(snapshot, "config.json"))
+    before = os.stat(blob)
+    import time
+    time.sleep(0.01)
+    flip_byte(blob, 5)
+    os.utime(blob, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(blob)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    _problems, later = mc.verify_snapshot(snapshot, manifest, folder, fingerprint_only=True, hub_folder=folder)
+    assert not mc.marker_vouches(marker, manifest, later)
+
+
+def test_a_file_swapped_for_another_of_the_same_size_and_mtime_voids_the_marker(tmp_path, manifest):
+    folder, snapshot = stage(tmp_path, manifest)
+    _problems, fingerprint = mc.verify_snapshot(snapshot, manifest, folder, hub_folder=folder)
+    marker = mc.marker_record(manifest, fingerprint)
+    blob = os.path.realpath(os.path.join(snapshot, "config.json"))
+    before = os.stat(blob)
+    other = blob + ".new"
+    shutil.copy(blob, other)
+    flip_byte(other, 5)
+    os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(other, blob)
+    _problems, later = mc.verify_snapshot(snapshot, manifest, folder, fingerprint_only=True, hub_folder=folder)
+    assert [row[0] for row in later] == [row[0] for row in fingerprint]
+    assert not mc.marker_vouches(marker, manifest, later)
+
+
+def test_the_marker_is_written_atomically_and_never_through_a_link(tmp_path, manifest):
+    state = tmp_path / "state" / "model-cache"
+    path = mc.marker_path(str(state), MODEL)
+    assert path == str(state / "models--inferops-lab--tiny-chat.verified.json")
+    mc.write_marker(path, COMMIT, {"revision": COMMIT})
+    assert os.stat(state).st_mode & 0o777 == 0o700 and os.stat(path).st_mode & 0o777 == 0o600
+    assert mc.read_marker(path, COMMIT) == {"revision": COMMIT}
+    assert os.listdir(state) == [os.path.basename(path)]  # no temporary file left
+    # A link planted at the marker's path: the write replaces the link, its target is untouched.
+    target = tmp_path / "victim"
+    target.write_text("root's file")
+    os.unlink(path)
+    os.symlink(target, path)
+    assert mc.read_marker(path, COMMIT) is None
+    mc.write_marker(path, COMMIT, {"revision": COMMIT})
+    assert target.read_text() == "root's file" and not os.path.islink(path)
+    assert mc.read_marker(path, COMMIT) == {"revision": COMMIT}
+
+
+def test_a_link_to_a_valid_marker_vouches_for_nothing(tmp_path):
+    real = tmp_path / "elsewhere.json"
+    mc.write_marker(str(real), COMMIT, {"revision": COMMIT})
+    link = tmp_path / "marker.json"
+    os.symlink(real, link)
+    assert mc.read_marker(str(real), COMMIT) == {"revision": COMMIT}
+    assert mc.read_marker(str(link), COMMIT) is None
+
+
+def test_a_fifo_at_the_markers_path_neither_hangs_the_read_nor_the_write(tmp_path):
+    import threading
+    path = str(tmp_path / "marker.json")
+    os.mkfifo(path)
+    found = []
+    reader = threading.Thread(target=lambda: found.append(mc.read_marker(path, COMMIT)), daemon=True)
+    reader.start()
+    reader.join(5)
+    assert not reader.is_alive() and found == [None]
+    writer = threading.Thread(target=mc.write_marker, args=(path, COMMIT, {"revision": COMMIT}), daemon=True)
+    writer.start()
+    writer.join(5)
+    assert not writer.is_alive() and mc.read_marker(path, COMMIT) == {"revision": COMMIT}
+
+
+def test_the_markers_may_not_live_in_a_tree_the_engine_mounts(tmp_path):
+    hf_home = tmp_path / "hf"
+    problem = mc.state_dir_problem(str(hf_home / "hub" / "state"), [str(hf_home / "hub"), str(hf_home)])
+    assert problem.startswith("state_dir: %s is inside %s, which the engine mounts" % (hf_home / "hub" / "state",
+                                                                                       hf_home / "hub"))
+    assert "model_cache_state_dir" in problem
+    assert mc.state_dir_problem(str(hf_home), [str(hf_home / "hub"), str(hf_home)])
+    assert mc.state_dir_problem(str(tmp_path / "state"), [str(hf_home / "hub"), str(hf_home)]) is None
+
+
+@pytest.mark.parametrize("endpoint, allow, fragment", [
+    ("http://mirror.internal:8080", False, "model_cache_endpoint (endpoint): http://mirror.internal:8080 is plain http"),
+    ("http://user:secret@mirror.internal", False, "http://mirror.internal is plain http"),
+    ("ftp://mirror", True, "expected the https:// URL"),
+    ("huggingface.co", False, "expected the https:// URL"),
+])
+def test_an_endpoint_that_is_not_https_is_refused_naming_the_variable_and_the_fix(endpoint, allow, fragment):
+    problem = mc.endpoint_problem(endpoint, allow)
+    assert fragment in problem and "secret" not in problem
+    if "plain http" in fragment:
+        assert "set model_cache_allow_plain_http: true" in problem and "ETag" in problem
+
+
+def test_an_https_endpoint_or_an_allowed_http_one_passes():
+    assert mc.endpoint_problem("https://huggingface.co") is None
+    assert mc.endpoint_problem("http://127.0.0.1:8080", allow_plain_http=True) is None
+
+
+def test_the_copy_list_is_each_files_blob_and_snapshot_link(manifest):
+    listed = mc.copy_list(manifest)
+    assert listed == sorted(set(listed))
+    assert len(listed) == 2 * len(manifest["files"])
+    assert "blobs/%s" % manifest["files"]["model.safetensors"]["sha256"] in listed
+    assert "snapshots/%s/config.json" % COMMIT in listed
+    assert not [p for p in listed if ".." in p.split("/") or p.startswith("/")]
