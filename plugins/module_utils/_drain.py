@@ -22,7 +22,10 @@ Pure functions, standard library only: the module runs them on the gateway host.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from collections.abc import Mapping
 
 from ansible_collections.inferops.serving.plugins.module_utils._prometheus import metric_sum
@@ -36,12 +39,61 @@ class DrainError(ValueError):
 
 
 def read_text(path):
-    """A file of the gateway's state directory as text; None when there is none (not drained, not configured)."""
+    """A file of the gateway's state directory as text; None when there is none (not drained, not configured).
+
+    Opened without following a link (``O_NOFOLLOW``) and read only when it is a regular file: root
+    never reads, through a link planted there, a file the link points at. Raises DrainError naming
+    the file for a link or another kind of file.
+    """
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DrainError("%s: a symbolic link, refused (root does not follow links in the gateway's state "
+                             "directory); remove it and rerun the gateway role (playbooks/gateway.yml)" % path) from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise DrainError("%s: not a regular file, refused; remove it and rerun the gateway role "
+                             "(playbooks/gateway.yml)" % path)
+        return handle.read().decode("utf-8")
+
+
+def state_dir_problem(path, uid=None):
+    """Why the gateway's state directory ``path`` cannot hold root's drain state, or None.
+
+    It must be a real directory (not a link), owned by ``uid`` (the module's user: root) and
+    writable by nobody else, so the proxy's user can read it and never plant a link or swap a file
+    in it. None also when it does not exist (a gateway not configured yet).
+    """
+    uid = os.geteuid() if uid is None else uid
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    fix = "the gateway role makes it root-owned, mode 0755: rerun it (playbooks/gateway.yml)"
+    if stat.S_ISLNK(info.st_mode):
+        return "%s: the gateway's state directory is a symbolic link, refused; %s" % (path, fix)
+    if not stat.S_ISDIR(info.st_mode):
+        return "%s: the gateway's state directory is not a directory; %s" % (path, fix)
+    if info.st_uid != uid:
+        return "%s: the gateway's state directory is owned by uid %d, not %d; %s" % (path, info.st_uid, uid, fix)
+    if info.st_mode & 0o022:
+        return ("%s: the gateway's state directory is writable by its group or others (mode %04o); %s"
+                % (path, stat.S_IMODE(info.st_mode), fix))
+    return None
+
+
+def open_lock(path):
+    """The state directory's lock file ``path``, opened for ``flock`` without following a link (0600)."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DrainError("%s: a symbolic link, refused; remove it" % path) from None
+        raise
 
 
 def _load(text, path, key):

@@ -234,3 +234,19 @@ def test_the_plan_carries_the_catalogs_gauges_the_monitoring_rules_read():
     for engine in ("vllm", "sglang"):
         for key in ("running", "waiting"):
             assert engines.METRICS[engine][key] in text
+
+
+def test_the_state_file_is_given_its_mode_by_its_descriptor_never_by_path(tmp_path, monkeypatch):
+    """A path chmod/chown between the write and the rename is the race a user of the directory could win
+    (swap the temporary file for a link): atomic_write must not make one."""
+    from ansible_collections.inferops.serving.plugins.module_utils import _host_files
+
+    def refused(*_args, **_kwargs):
+        raise AssertionError("chmod/chown by path")
+
+    monkeypatch.setattr(os, "chmod", refused)
+    monkeypatch.setattr(os, "chown", refused)
+    path = tmp_path / "drained.json"
+    _host_files.atomic_write(str(path), b"{}\n", 0o640, os.getuid(), os.getgid())
+    assert path.read_bytes() == b"{}\n" and oct(os.stat(path).st_mode & 0o777) == oct(0o640)
+    assert [p.name for p in tmp_path.iterdir()] == ["drained.json"]
