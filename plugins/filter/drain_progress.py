@@ -13,7 +13,7 @@ description:
   - Reads the engine's running and waiting request gauges (the plan's names, C(server_deployment.metrics),
     from the engine catalog) from its C(/metrics) read - its text, or the C(ansible.builtin.uri) result.
   - Fails closed - a read that is not a 200 (a 404 from SGLang without C(--enable-metrics), a 401, a
-    timeout: status -1), or a text without both gauges (renamed by an engine upgrade), is unreadable
+    timeout - status -1), or a text without both gauges (renamed by an engine upgrade), is unreadable
     (RV(_value.readable) false, RV(_value.reason) says why), never "nothing in flight". The drain is then
     done only once it has waited O(unread_after) seconds, or, without it, the seconds
     the plan's stop timeout O(stop_timeout) gives, at most O(drain_timeout) (the whole O(drain_timeout)

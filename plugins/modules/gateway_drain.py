@@ -25,7 +25,7 @@ description:
     (it routes nothing), so there is nothing to drain and nothing changes. A configured one (the
     directory exists) without C(routing.json) is an error naming the file - never "nothing to drain".
   - Root keeps the state - O(state_dir) must be a directory owned by the module's user (root) and
-    writable by nobody else (the role makes it root-owned, mode 0755: the proxy's user only reads
+    writable by nobody else (the role makes it root-owned, mode 0755, so the proxy's user only reads
     it), else the task fails naming it. Its files are opened without following links
     (C(O_NOFOLLOW)), and C(drained.json) is written to a new temporary file, given its mode by its
     file descriptor, then renamed over the old one.
