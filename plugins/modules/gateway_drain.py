@@ -21,8 +21,14 @@ description:
     O(allow_outage). Run the task in check mode (C(check_mode=true)) to ask only that question.
   - The state file is read, changed and replaced (a temporary file, then a rename) under an
     exclusive lock, so hosts drained at the same time by parallel tasks are all recorded.
-  - A gateway host without C(routing.json) has not been configured by the role yet (it routes
-    nothing), so there is nothing to drain and nothing changes.
+  - A gateway host without its state directory O(state_dir) has not been configured by the role yet
+    (it routes nothing), so there is nothing to drain and nothing changes. A configured one (the
+    directory exists) without C(routing.json) is an error naming the file - never "nothing to drain".
+  - Root keeps the state - O(state_dir) must be a directory owned by the module's user (root) and
+    writable by nobody else (the role makes it root-owned, mode 0755, so the proxy's user only reads
+    it), else the task fails naming it. Its files are opened without following links
+    (C(O_NOFOLLOW)), and C(drained.json) is written to a new temporary file, given its mode by its
+    file descriptor, then renamed over the old one.
 extends_documentation_fragment:
   - inferops.serving._attributes
   - inferops.serving._attributes.ACTIONGROUP_SERVING
@@ -170,11 +176,13 @@ from ansible_collections.inferops.serving.plugins.module_utils._drain import (
     ROUTING_FILE,
     STATE_FILE,
     DrainError,
+    open_lock,
     outage_message,
     outages,
     parse_routing,
     parse_state,
     read_text,
+    state_dir_problem,
     state_text,
     updated,
     without_other_host,
@@ -263,11 +271,18 @@ def run_module():
     state_path, routing_path = os.path.join(state_dir, STATE_FILE), os.path.join(state_dir, ROUTING_FILE)
     result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[], waiting=[],
                   health_answered=None)
-    routing_text = read_text(routing_path)
-    if routing_text is None:
-        result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % routing_path
+    problem = state_dir_problem(state_dir)
+    if problem:
+        module.fail_json(msg=problem + ". Nothing was changed.", **result)
+    if not os.path.isdir(state_dir):
+        result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % state_dir
         module.exit_json(**result)
     try:
+        routing_text = read_text(routing_path)
+        if routing_text is None:
+            raise DrainError("%s: missing, but the gateway's state directory %s exists (the gateway role writes both): "
+                             "without it the drain cannot tell which hosts serve each model group. Rerun the gateway "
+                             "role (playbooks/gateway.yml) to write it. Nothing was changed." % (routing_path, state_dir))
         groups = parse_routing(routing_text, routing_path)
     except DrainError as exc:
         module.fail_json(msg=str(exc), **result)
@@ -277,7 +292,7 @@ def run_module():
     lock = None
     try:
         if not module.check_mode:
-            lock = open(os.path.join(state_dir, ".drained.lock"), "a", encoding="utf-8")
+            lock = open_lock(os.path.join(state_dir, ".drained.lock"))
             fcntl.flock(lock, fcntl.LOCK_EX)
         before_text = read_text(state_path)
         before = parse_state(before_text, state_path)
@@ -306,7 +321,7 @@ def run_module():
         module.fail_json(msg="%s: %s" % (state_path, exc), exception=traceback.format_exc(), **result)
     finally:
         if lock is not None:
-            lock.close()
+            os.close(lock)
     module.exit_json(**result)
 
 

@@ -128,7 +128,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils._bounded_http import bounded_request
-from ansible_collections.inferops.serving.plugins.module_utils._drain import read_text
+from ansible_collections.inferops.serving.plugins.module_utils._drain import DrainError, read_text
 from ansible_collections.inferops.serving.plugins.module_utils._gateway_read import (
     deployments_read,
     error_message,
@@ -208,6 +208,8 @@ def run_module():
     result["model_info"] = deployments_read(status, parse_json(body) if body is not None else None, error)
     try:
         result["drained"] = read_text(params["drain_file"])
+    except DrainError as exc:
+        module.fail_json(msg=str(exc), **result)
     except OSError as exc:
         module.fail_json(msg="%s: %s" % (params["drain_file"], exc), **result)
     module.exit_json(msg=proven, **result)

@@ -30,6 +30,7 @@ Schema: LiteLLM 1.106 (``litellm/proxy/proxy_server.py`` ``load_config``: ``mode
 """
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 
@@ -76,6 +77,36 @@ _ENV_VALUE_RE = re.compile(r"[A-Za-z0-9._~+/=:@%^,-]+")
 
 def _var(name):
     return "gateway_" + name
+
+
+# LiteLLM reads any config value beginning os.environ/ from the proxy's environment
+# (litellm/proxy/proxy_server.py load_config -> get_secret): a served name or an alias spelled so
+# would hand a client the master key or an engine key. Only the role's own references may.
+ENV_REFERENCE = "os.environ/"
+
+
+def _is_env_reference(value):
+    return isinstance(value, str) and value.strip().lower().startswith(ENV_REFERENCE)
+
+
+def _refuse_env_reference(value, what):
+    if _is_env_reference(value):
+        raise GatewayError("%s: %s begins with %s, which LiteLLM resolves from the gateway's environment (its keys); "
+                           "only the role's own key references may: give it another name"
+                           % (what, _validate.describe(value), ENV_REFERENCE))
+
+
+def url_host(address):
+    """``address`` as the host part of a URL: an IPv6 address in brackets (``[fd00::5]``)."""
+    address = str(address).strip()
+    if address.startswith("[") and address.endswith("]"):
+        return address
+    try:
+        if ipaddress.ip_address(address).version == 6:
+            return "[%s]" % address
+    except ValueError:
+        pass
+    return address
 
 
 def check_settings(settings=None):
@@ -141,6 +172,13 @@ def _backend(index, backend):
     if not isinstance(address, str) or not address.strip() or re.search(r"[\s/]", address):
         raise GatewayError("%s: gateway_backend_address got %s; expected the host name or IP address the gateway "
                            "reaches the engine at" % (host, _validate.describe(address)))
+    bare = address.strip()[1:-1] if address.strip().startswith("[") and address.strip().endswith("]") else address
+    if ":" in bare:
+        try:
+            ipaddress.IPv6Address(bare.strip())
+        except ValueError:
+            raise GatewayError("%s: gateway_backend_address got %s; expected a host name, an IPv4 address or an IPv6 "
+                               "address (a port is the plan's: leave it out)" % (host, _validate.describe(address))) from None
     if deployment.get("engine") not in PROVIDER:
         raise GatewayError("%s: engine %r has no LiteLLM provider here; expected one of %s"
                            % (host, deployment.get("engine"), ", ".join(sorted(PROVIDER))))
@@ -168,6 +206,9 @@ def gateway_config(backends, settings=None):
             raise GatewayError("%s: listed twice among the serving hosts" % host)
         seen.add(host)
         names = served_names(deployment)
+        for name in names:
+            _refuse_env_reference(name, "%s: served model name (its profile's --served-model-name, else its model)"
+                                  % host)
         group = names[0]
         model = deployment.get("model")
         if group in models and models[group][1] != model:
@@ -178,10 +219,15 @@ def gateway_config(backends, settings=None):
         groups.setdefault(group, []).append(host)
         params = {
             "model": "%s/%s" % (PROVIDER[deployment["engine"]], group),
-            "api_base": "http://%s:%d/v1" % (address.strip(), int(deployment["port"])),
+            "api_base": "http://%s:%d/v1" % (url_host(address), int(deployment["port"])),
         }
         if deployment.get("api_key_env"):
             var = key_env_name(host, deployment["api_key_env"])
+            if var in key_env and key_env[var]["host"] != host:
+                raise GatewayError("serving hosts %s and %s would share the gateway's engine-key variable %s (a name "
+                                   "keeps only letters, digits and _, in upper case): rename one of them in the "
+                                   "inventory so the two differ in more than - . _ or case"
+                                   % (key_env[var]["host"], host, var))
             key_env[var] = {"host": host, "secret": deployment["api_key_env"]}
             params["api_key"] = "os.environ/" + var
         model_list.append({"model_name": group, "litellm_params": params,
@@ -191,6 +237,8 @@ def gateway_config(backends, settings=None):
         for alias in names[1:]:
             aliases.setdefault(alias, group)
     for alias, target in sorted(settings["aliases"].items()):
+        _refuse_env_reference(alias, "gateway_model_aliases (an alias)")
+        _refuse_env_reference(target, "gateway_model_aliases.%s" % alias)
         if target not in groups:
             raise GatewayError("gateway_model_aliases.%s: %s is not a served model name of the fleet; expected one "
                                "of %s" % (alias, target, ", ".join(sorted(groups))))
@@ -226,8 +274,26 @@ def gateway_config(backends, settings=None):
             "health_check_details": False,
         },
     }
+    _only_own_env_references(config)
     return {"config": config, "groups": {k: sorted(v) for k, v in sorted(groups.items())},
             "aliases": dict(sorted(aliases.items())), "key_env": dict(sorted(key_env.items()))}
+
+
+def _only_own_env_references(config):
+    """Every ``os.environ/`` reference of ``config`` (keys and values) is one the role put there: the
+    master key's and each deployment's ``api_key``; any other is refused, naming where it is."""
+    allowed = {("general_settings", "master_key")}
+    allowed.update(("model_list", index, "litellm_params", "api_key") for index in range(len(config["model_list"])))
+
+    def walk(node, path):
+        items = node.items() if isinstance(node, Mapping) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if _is_env_reference(key):
+                _refuse_env_reference(key, "the gateway configuration at %s" % ".".join(map(str, path)))
+            if _is_env_reference(value) and path + (key,) not in allowed:
+                _refuse_env_reference(value, "the gateway configuration at %s" % ".".join(map(str, path + (key,))))
+            walk(value, path + (key,))
+    walk(config, ())
 
 
 def _env_problem(value, what):
@@ -278,9 +344,14 @@ def gateway_env_text(key_env, host_secrets, master_key):
 
 def local_url(listen_address, port):
     """Where the gateway host's own requests reach the proxy: loopback when it listens there or on
-    every IPv4 interface, else its listen address."""
-    address = "127.0.0.1" if str(listen_address) in ("0.0.0.0", "127.0.0.1") else str(listen_address)
-    return "http://%s:%d" % (address, int(port))
+    every interface (IPv4 ``0.0.0.0``, IPv6 ``::``: ``[::1]``), else its listen address, an IPv6
+    one in brackets."""
+    address = str(listen_address).strip()
+    if address in ("0.0.0.0", "127.0.0.1", ""):
+        address = "127.0.0.1"
+    elif address in ("::", "[::]"):
+        address = "::1"
+    return "http://%s:%d" % (url_host(address), int(port))
 
 
 def gateway_address(listen_address, port, host_address=None):

@@ -23,6 +23,8 @@ no longer matches.
 """
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -43,6 +45,9 @@ WATCHDOG_METRICS = {
     "gave_up": "inferops_watchdog_gave_up",
     "last_success": "inferops_watchdog_last_success_timestamp_seconds",
 }
+# The watchdog's textfile (server plan: inferops_watchdog_<container>.prom) as node_exporter's
+# ``file`` label of node_textfile_mtime_seconds names it: the base name or the full path.
+WATCHDOG_FILE_RE = "(.*/)?inferops_watchdog_[^/]*[.]prom"
 # The target labels every series carries; ``inferops_role`` tells engine targets from node ones
 # (a label, not the job name: one job per engine, since credentials are per scrape job).
 TARGET_LABELS = ("host", "instance", "profile", "inference_engine", "container")
@@ -67,6 +72,10 @@ DEFAULTS = {
     "restart_budget_low": 1,
     "watchdog_stale_seconds": 300,
     "node_exporter_install": True,
+    # Where the role's node_exporter listens (the host part of --web.listen-address); empty: the
+    # address Prometheus scrapes the host at (monitoring_scrape_address, else ansible_host, else
+    # its name), never every interface.
+    "node_exporter_listen_host": "",
     "extra_targets": {},
 }
 # option key -> (role variable, lowest, highest)
@@ -90,6 +99,44 @@ RECORDED_SERIES_RE = re.compile(r"\binferops:[A-Za-z0-9_:]+")
 
 class MonitoringError(ValueError):
     """A monitoring option or a serving host's plan that cannot be monitored."""
+
+
+def promql_string(value):
+    """``value`` as a PromQL double-quoted string literal (Go's escapes: quote, backslash, control
+    characters), so a label value cannot end the string or the selector it sits in."""
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def template_literal(value):
+    """``value`` as text an alert's annotation or label template prints verbatim: a Go template action
+    printing a string literal (``{{ "..." }}``), so ``{{`` or ``}}`` in it is never a template."""
+    return "{{ %s }}" % json.dumps(str(value), ensure_ascii=False)
+
+
+def host_port(address, port):
+    """``host:port`` with an IPv6 address bracketed (``[fd00::5]:9100``)."""
+    address = str(address).strip()
+    if address.startswith("[") and address.endswith("]"):
+        return "%s:%d" % (address, int(port))
+    try:
+        if ipaddress.ip_address(address).version == 6:
+            return "[%s]:%d" % (address, int(port))
+    except ValueError:
+        pass
+    return "%s:%d" % (address, int(port))
+
+
+# An inventory name that may become a label value, a job name and a file name (the engine's key
+# file): printable, no path separator, no whitespace.
+_HOST_RE = re.compile(r"[^\s/\\\x00-\x1f\x7f]+")
+
+
+def _check_host(host):
+    if not _HOST_RE.fullmatch(str(host)) or str(host) in (".", ".."):
+        raise MonitoringError("serving host %s: its inventory name has whitespace, a slash, a backslash or a control "
+                              "character; it becomes a Prometheus job, a label value and a file name: rename the host "
+                              "in the inventory" % json.dumps(str(host)))
+    return str(host)
 
 
 def settings(options=None):
@@ -153,29 +200,37 @@ def node_exporter_port(listen_address, variable="node_exporter_web_listen_addres
     return int(port)
 
 
-def node_exporter_settings(host, hostvars, options=None):
+def node_exporter_settings(host, hostvars, options=None, address=None):
     """How one serving host's node_exporter listens, from its own variables.
 
     ``{"listen_address", "port", "metrics_path"}``: the role's ``monitoring_node_exporter_port``
     set for that host comes first, then prometheus.prometheus.node_exporter's
     ``node_exporter_web_listen_address`` and ``node_exporter_web_telemetry_path`` (an operator's
     node_exporter deployed by that collection is scraped where it listens), then the role default.
+    The role's own node_exporter listens on ``node_exporter_listen_host`` (the host's
+    ``monitoring_node_exporter_listen_host``, else the option), else on ``address``, where
+    Prometheus scrapes it - not on every interface.
     """
     values = settings(options)
     hostvars = hostvars or {}
+    bind = str(hostvars.get("monitoring_node_exporter_listen_host") or values.get("node_exporter_listen_host")
+               or address or host).strip()
+    if not bind or re.search(r"[\s/]", bind):
+        raise MonitoringError("host %s: monitoring_node_exporter_listen_host is %s: write the address node_exporter "
+                              "listens on, e.g. 10.0.0.1 or 127.0.0.1" % (host, json.dumps(bind)))
     if hostvars.get("monitoring_node_exporter_port") not in (None, ""):
         try:
             port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))
                        ["node_exporter_port"])
         except MonitoringError as exc:
             raise MonitoringError("host %s: %s" % (host, exc)) from exc
-        listen = ":%d" % port
+        listen = host_port(bind, port)
     elif hostvars.get("node_exporter_web_listen_address"):
         listen = str(hostvars["node_exporter_web_listen_address"])
         port = node_exporter_port(listen, "host %s: node_exporter_web_listen_address" % host)
     else:
         port = int(values["node_exporter_port"])
-        listen = ":%d" % port
+        listen = host_port(bind, port)
     path = str(hostvars.get("node_exporter_web_telemetry_path") or "/metrics")
     if not path.startswith("/"):
         raise MonitoringError("host %s: node_exporter_web_telemetry_path is %r: write a path such as /metrics"
@@ -238,6 +293,7 @@ def _host_entry(entry):
     if not isinstance(entry, Mapping) or not entry.get("host"):
         raise MonitoringError("every serving host needs host (its inventory name) and deployment; got %r"
                               % (type(entry).__name__,))
+    _check_host(entry["host"])
     deployment = entry.get("deployment")
     if not isinstance(deployment, Mapping) or deployment.get("engine") not in engines.ENGINES:
         raise MonitoringError("host %s has no deployment plan (server_deployment): run the server role's resolve "
@@ -267,7 +323,7 @@ def scrape_targets(hosts, options=None):
                   "container": deployment["container"]}
         targets.append({
             "job": "inferops-engine-%s" % host,
-            "address": "%s:%d" % (address, int(deployment["port"])),
+            "address": host_port(address, deployment["port"]),
             "scheme": url.scheme or "http",
             "metrics_path": url.path or "/metrics",
             "labels": dict(common, inferops_role="engine"),
@@ -277,7 +333,7 @@ def scrape_targets(hosts, options=None):
         })
         targets.append({
             "job": "inferops-node-%s" % host,
-            "address": "%s:%d" % (address, int(entry.get("node_exporter_port") or values["node_exporter_port"])),
+            "address": host_port(address, entry.get("node_exporter_port") or values["node_exporter_port"]),
             "scheme": "http",
             "metrics_path": entry.get("node_exporter_path") or "/metrics",
             "labels": {"host": host, "inferops_role": "node", "unified_memory": "true" if unified else "false"},
@@ -556,9 +612,12 @@ def alerts(values):
         _alert("InferopsScrapeTargetDown", "warning", 'up{inferops_role="node"} == 0', "5m",
                "node_exporter on {{ $labels.host }} does not answer: its memory and watchdog metrics are missing.",
                "On the host: `systemctl status prometheus-node-exporter`; rerun the monitoring play of site.yml."),
+        # node_exporter's textfile collector labels each file by its name (releases before 1.7:
+        # f.Name()) or by its full path (1.7 on, several directories: filepath.Join(dir, name));
+        # PromQL regexes are anchored, so both forms are matched.
         _alert("InferopsWatchdogSilent", "warning",
-               'time() - node_textfile_mtime_seconds{file=~"inferops_watchdog_.*"} > %d'
-               % int(values["watchdog_stale_seconds"]), "5m",
+               'time() - node_textfile_mtime_seconds{file=~"%s"} > %d'
+               % (WATCHDOG_FILE_RE, int(values["watchdog_stale_seconds"])), "5m",
                "The watchdog on {{ $labels.host }} stopped writing its metrics ({{ $labels.file }}).",
                "`systemctl status 'inferops-watchdog@*'` on the host; the engine is not being watched."),
     ]
@@ -569,13 +628,18 @@ def target_presence_rules(targets):
     rules = []
     for target in targets:
         labels = target["labels"]
+        # The host is a PromQL string literal in the selector (escaped), and absent() gives the alert
+        # the selector's labels; the annotation prints them ($labels: data, never a template), and the
+        # rule's own labels (templates too) print the host as a Go string literal.
         rules.append(_alert(
             "InferopsScrapeTargetMissing", "warning",
-            'absent(up{inferops_role="%s", host="%s"})' % (labels["inferops_role"], labels["host"]), "5m",
-            "Prometheus does not scrape the %s of %s." % (labels["inferops_role"], labels["host"]),
+            "absent(up{inferops_role=%s, host=%s})" % (promql_string(labels["inferops_role"]),
+                                                       promql_string(labels["host"])), "5m",
+            "Prometheus does not scrape the {{ $labels.inferops_role }} of {{ $labels.host }}.",
             "The deployment plans list this target but Prometheus has none: rerun the monitoring play of "
             "site.yml and check `promtool check config /etc/prometheus/prometheus.yml` on the monitoring host."))
-        rules[-1]["labels"].update({"host": labels["host"], "inferops_role": labels["inferops_role"]})
+        rules[-1]["labels"].update({"host": template_literal(labels["host"]),
+                                    "inferops_role": template_literal(labels["inferops_role"])})
     return rules
 
 
@@ -629,8 +693,9 @@ def monitoring_plan(hosts, options=None):
                         for t in targets if t.get("credentials_file")],
         "textfile_dirs": textfile_dirs,
         "node_exporters": {str(e["host"]): {
-            "listen_address": e.get("node_exporter_listen") or ":%d" % int(e.get("node_exporter_port")
-                                                                           or values["node_exporter_port"]),
+            "listen_address": e.get("node_exporter_listen") or host_port(
+                values.get("node_exporter_listen_host") or e.get("address") or e["host"],
+                e.get("node_exporter_port") or values["node_exporter_port"]),
             "metrics_path": e.get("node_exporter_path") or "/metrics",
             "textfile_dir": textfile_dirs[str(e["host"])]} for e in entries},
     }
@@ -644,9 +709,10 @@ def serving_host(name, hostvars, options=None):
     prometheus.prometheus' ``node_exporter_textfile_dir`` is kept for the check of the watchdog's
     directory).
     """
-    node = node_exporter_settings(str(name), hostvars, options)
+    address = hostvars.get("monitoring_scrape_address") or hostvars.get("ansible_host") or str(name)
+    node = node_exporter_settings(str(name), hostvars, options, address=address)
     return {"host": str(name),
-            "address": hostvars.get("monitoring_scrape_address") or hostvars.get("ansible_host") or str(name),
+            "address": address,
             "deployment": hostvars.get("server_deployment"),
             "node_exporter_port": node["port"],
             "node_exporter_listen": node["listen_address"],

@@ -14,6 +14,7 @@ installs it (``make test`` runs it first), and its absence fails these tests.
 """
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import shutil
@@ -135,6 +136,16 @@ def fleet():
     return out
 
 
+def full_path_watchdog_file(values):
+    """The busy fleet as node_exporter 1.7+ shows it: the watchdog's textfile under its full path."""
+    out = fleet()
+    key = series_name("node_textfile_mtime_seconds", dict(SPARK_NODE, file="inferops_watchdog_inferops_serving.prom"))
+    del out[key]
+    out[series_name("node_textfile_mtime_seconds",
+                    dict(SPARK_NODE, file="/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom"))] = values
+    return out
+
+
 def changed(changes=(), dropped=()):
     """The busy fleet with some series' values changed and some absent."""
     out = fleet()
@@ -217,6 +228,9 @@ SCENARIOS = [
      "10m", {"InferopsScrapeTargetDown": [dict(G7E_NODE)]}),
     ("watchdog stopped writing its file", changed([spark("node_textfile_mtime_seconds", "0x%d" % SAMPLES)]), "15m",
      {"InferopsWatchdogSilent": [dict(SPARK_NODE, file="inferops_watchdog_inferops_serving.prom")]}),
+    # node_exporter 1.7 on labels the file by its full path (collector/textfile.go: filepath.Join)
+    ("watchdog stopped writing its file, labelled by its full path", full_path_watchdog_file("0x%d" % SAMPLES), "15m",
+     {"InferopsWatchdogSilent": [dict(SPARK_NODE, file="/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom")]}),
     ("a planned engine target is not scraped",
      changed(dropped=[("up", {"host": "lab-g7e", "inferops_role": "engine"}), ("sglang:", {"host": "lab-g7e"})]), "10m",
      {"InferopsScrapeTargetMissing": [{"host": "lab-g7e", "inferops_role": "engine"}]}),
@@ -239,11 +253,17 @@ def alert_rules_named(rules, name):
     return [r for g in rules["groups"] for r in g["rules"] if r.get("alert") == name]
 
 
+def rendered(labels):
+    """A rule's labels as Prometheus' template expands them: a ``{{ "<Go string>" }}`` action prints the string."""
+    return {key: json.loads(value[3:-3]) if value.startswith('{{ "') and value.endswith('" }}') else value
+            for key, value in labels.items()}
+
+
 def expected(rules, name, labels):
     """The alert as promtool reports it: the series' labels, the rule's, annotations rendered."""
     candidates = alert_rules_named(rules, name)
-    rule = next(r for r in candidates if all(labels.get(k, v) == v for k, v in r["labels"].items()))
-    full = dict(labels, **rule["labels"])
+    rule = next(r for r in candidates if all(labels.get(k, v) == v for k, v in rendered(r["labels"]).items()))
+    full = dict(labels, **rendered(rule["labels"]))
     annotations = {key: re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda match: full[match.group(1)], text)
                    for key, text in rule["annotations"].items()}
     return {"exp_labels": full, "exp_annotations": annotations}
@@ -305,3 +325,45 @@ def test_shipped_dashboards_are_the_rendered_ones():
     root = pathlib.Path(__file__).resolve().parents[3] / "roles" / "monitoring" / "files" / "dashboards"
     for name, board in dash.dashboards().items():
         assert (root / name).read_text() == dash.dashboard_text(board), "run scripts/monitoring-dashboards"
+
+
+# ---- issue 39: a host name cannot break or inject a rule ----
+
+EVIL = 'spark"}or(vector(1))or(up{x="{{.Value}}'
+
+
+def test_a_host_name_with_quotes_and_braces_is_escaped_in_promql_and_templates(tmp_path):
+    evil = {"host": EVIL, "address": "10.0.0.9", "deployment": d.plan("gb10-nvfp4-mtp-latency", dict(OPTIONS, port=8101))}
+    rules = m.alert_rules(HOSTS + [evil])
+    path = tmp_path / "rules.yml"
+    path.write_text(yaml.safe_dump(rules, sort_keys=False, width=1000))
+    result = subprocess.run([promtool(), "check", "rules", str(path)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # The fleet's series and none of the host's: its two planned targets are missing, nothing else fires
+    # from the rule (an injected "or vector(1)" would fire for every target).
+    exp = [{"exp_labels": {"alertname": "InferopsScrapeTargetMissing", "severity": "warning", "host": EVIL,
+                           "inferops_role": role},
+            "exp_annotations": {"summary": "Prometheus does not scrape the %s of %s." % (role, EVIL),
+                                "runbook": alert_rules_named(rules, "InferopsScrapeTargetMissing")[0]["annotations"]
+                                ["runbook"]}} for role in ("engine", "node")]
+    tests = {"rule_files": [str(path)], "evaluation_interval": "15s", "tests": [{
+        "interval": "15s",
+        "input_series": [{"series": key, "values": values} for key, values in sorted(fleet().items())],
+        "alert_rule_test": [{"eval_time": "10m", "alertname": "InferopsScrapeTargetMissing", "exp_alerts": exp}]}]}
+    test_file = tmp_path / "test.yml"
+    test_file.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
+    result = subprocess.run([promtool(), "test", "rules", str(test_file)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, "%s\n%s" % (result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize("value, literal", [
+    ('a"b', '"a\\"b"'), ("a\\b", '"a\\\\b"'), ("a}b", '"a}b"'), ("a\nb", '"a\\nb"'), ("spark-1", '"spark-1"'),
+])
+def test_promql_string_literals_follow_promqls_escapes(value, literal):
+    assert m.promql_string(value) == literal
+
+
+@pytest.mark.parametrize("host", ["spark/1", "spark 1", "..", "spark\\1", "spark\x001"])
+def test_a_host_name_that_cannot_be_a_job_label_and_file_name_is_refused(host):
+    with pytest.raises(m.MonitoringError, match="rename the host in the inventory"):
+        m.alert_rules([{"host": host, "address": "10.0.0.9", "deployment": HOSTS[0]["deployment"]}])

@@ -88,7 +88,9 @@ def test_the_prometheus_collections_variables_are_the_roles_defaults(tmp_path):
 
 
 def test_without_them_the_documented_defaults_hold(tmp_path):
-    check = {"monitoring_config_dir": "/etc/prometheus", "monitoring_prometheus_listen_address": "0.0.0.0:9090",
+    # Prometheus on loopback, node_exporter where it is scraped: no unauthenticated listener on every interface.
+    check = {"monitoring_config_dir": "/etc/prometheus", "monitoring_prometheus_listen_address": "127.0.0.1:9090",
+             "monitoring_node_exporter_listen_host": "",
              "monitoring_prometheus_retention": "15d", "monitoring_scrape_interval": "15s",
              "monitoring_evaluation_interval": "15s", "monitoring_extra_targets": {}}
     tasks = [{"name": "Load the role's defaults and plan (nothing is installed)",
@@ -108,3 +110,26 @@ def test_bad_prometheus_targets_fail_naming_both_variables_before_anything_chang
     assert result.returncode != 0
     assert "monitoring_extra_targets (prometheus_targets)[node] has 'localhost:9100'" in out
     assert "Install Prometheus" not in out
+
+
+def test_no_task_shows_the_alertmanager_receiver():
+    """The receiver holds the operator's webhook token: every task that renders or reads it has no_log
+    (a template task's --diff shows the file it writes)."""
+    tasks_dir = os.path.join(ROOT, "roles", "monitoring", "tasks")
+    templates = os.path.join(ROOT, "roles", "monitoring", "templates")
+    secret_templates = set()
+    for base, _dirs, files in os.walk(templates):
+        for name in files:
+            with open(os.path.join(base, name), encoding="utf-8") as handle:
+                if "monitoring_alertmanager_receiver" in handle.read():
+                    secret_templates.add(os.path.relpath(os.path.join(base, name), templates))
+    assert secret_templates == {"etc/prometheus/alertmanager.yml.j2"}
+    found = []
+    for name in sorted(os.listdir(tasks_dir)):
+        with open(os.path.join(tasks_dir, name), encoding="utf-8") as handle:
+            for task in yaml.safe_load(handle) or []:
+                text = json.dumps(task)
+                if "monitoring_alertmanager_receiver" in text or any(t in text for t in secret_templates):
+                    found.append(task["name"])
+                    assert task.get("no_log") is True, "%s: %s needs no_log" % (name, task["name"])
+    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)"]

@@ -8,6 +8,8 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 from ansible_collections.inferops.serving.plugins.modules import gateway_drain
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
@@ -65,9 +67,78 @@ def test_check_mode_asks_the_question_and_writes_nothing(run_module, tmp_path):
 
 
 def test_a_gateway_not_configured_yet_has_nothing_to_drain(run_module, tmp_path):
-    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": str(tmp_path)})
+    state_dir = tmp_path / "not-yet"
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": str(state_dir)})
     assert not failed and not result["changed"] and "not configured yet" in result["msg"]
-    assert not (tmp_path / "drained.json").exists()
+    assert not state_dir.exists()
+
+
+# ---- issue 39: root keeps its own state ----
+
+def test_a_configured_gateway_without_its_routing_file_fails_naming_it(run_module, tmp_path):
+    """Deleting routing.json no longer switches the drain off ("nothing to drain")."""
+    state_dir = configured(tmp_path)
+    (tmp_path / "routing.json").unlink()
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed
+    assert result["msg"].startswith("%s: missing, but the gateway's state directory %s exists" % (
+        tmp_path / "routing.json", tmp_path))
+    assert "Rerun the gateway role" in result["msg"] and not (tmp_path / "drained.json").exists()
+
+
+def test_links_in_the_state_directory_are_not_followed(run_module, tmp_path):
+    state_dir = configured(tmp_path)
+    outside = tmp_path.parent / (tmp_path.name + "-secret")
+    outside.write_text('{"groups": {"m": ["spark-1", "spark-2"]}}')
+    outside.chmod(0o600)
+    (tmp_path / "routing.json").unlink()
+    (tmp_path / "routing.json").symlink_to(outside)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed and result["msg"].startswith("%s: a symbolic link, refused" % (tmp_path / "routing.json"))
+    (tmp_path / "routing.json").unlink()
+    configured(tmp_path)
+    # a link planted as the state file: refused, and its target keeps its mode (no chmod through it)
+    (tmp_path / "drained.json").symlink_to(outside)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed and "drained.json: a symbolic link, refused" in result["msg"]
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o600
+    (tmp_path / "drained.json").unlink()
+    # a link planted as the lock (e.g. to /etc/nologin): not followed, nothing created at its target
+    nologin = tmp_path.parent / (tmp_path.name + "-nologin")
+    (tmp_path / ".drained.lock").unlink()  # the last run's lock
+    (tmp_path / ".drained.lock").symlink_to(nologin)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed and ".drained.lock: a symbolic link, refused" in result["msg"]
+    assert not nologin.exists()
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o1777])
+def test_a_state_directory_others_can_write_is_refused(run_module, tmp_path, mode):
+    state_dir = configured(tmp_path)
+    tmp_path.chmod(mode)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": state_dir})
+    assert failed and result["msg"].startswith("%s: the gateway's state directory is writable by its group or others"
+                                               % tmp_path)
+    assert "root-owned, mode 0755" in result["msg"] and not (tmp_path / "drained.json").exists()
+
+
+def test_a_state_directory_that_is_a_link_is_refused(run_module, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    configured(real)
+    (tmp_path / "state").symlink_to(real)
+    failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": str(tmp_path / "state")})
+    assert failed and "the gateway's state directory is a symbolic link, refused" in result["msg"]
+
+
+def test_a_state_directory_another_user_owns_is_refused():
+    from ansible_collections.inferops.serving.plugins.module_utils import _drain
+    import tempfile
+    with tempfile.TemporaryDirectory() as path:
+        os.chmod(path, 0o755)
+        owner = os.stat(path).st_uid
+        assert _drain.state_dir_problem(path, uid=owner) is None
+        assert "is owned by uid %d, not %d" % (owner, owner + 1) in _drain.state_dir_problem(path, uid=owner + 1)
 
 
 def test_a_corrupt_state_file_fails_naming_it(run_module, tmp_path):

@@ -151,3 +151,78 @@ def test_each_deployment_names_its_host_for_the_drain_filter():
     assert {(e["model_info"]["id"], e["model_info"]["inferops_host"]) for e in config["model_list"]} == {
         ("spark-1", "spark-1"), ("spark-2", "spark-2"), ("g7e-1", "g7e-1")}
     assert config["litellm_settings"]["callbacks"] == ["inferops_drain.drain_filter"]
+
+
+# ---- issue 39: the gateway's trust boundaries ----
+
+def test_hosts_whose_engine_key_variables_would_collide_are_refused_naming_both():
+    with pytest.raises(g.GatewayError) as err:
+        g.gateway_config([backend("spark-1", SPARK, "10.0.0.1"), backend("spark_1", SPARK, "10.0.0.2")])
+    assert str(err.value).startswith("serving hosts spark-1 and spark_1 would share the gateway's engine-key variable "
+                                     "GATEWAY_SPARK_1_VLLM_API_KEY")
+    with pytest.raises(g.GatewayError, match="serving hosts Spark-1 and spark-1 would share"):
+        g.gateway_config([backend("Spark-1", SPARK, "10.0.0.1"), backend("spark-1", SPARK, "10.0.0.2")])
+    # distinct names keep distinct variables
+    key_env = g.gateway_config([backend("spark-1", SPARK, "10.0.0.1"), backend("spark-2", SPARK, "10.0.0.2")])["key_env"]
+    assert sorted(key_env) == ["GATEWAY_SPARK_1_VLLM_API_KEY", "GATEWAY_SPARK_2_VLLM_API_KEY"]
+
+
+@pytest.mark.parametrize("served", ["os.environ/LITELLM_MASTER_KEY", " OS.ENVIRON/GATEWAY_SPARK_1_VLLM_API_KEY"])
+def test_a_served_name_litellm_would_resolve_from_the_environment_is_refused(served):
+    sneaky = plan("gb10-nvfp4-mtp-latency", 8103, overrides={"args": {"served-model-name": served}})
+    with pytest.raises(g.GatewayError) as err:
+        g.gateway_config([backend("spark-2", sneaky, "10.0.0.2")])
+    assert str(err.value).startswith("spark-2: served model name (its profile's --served-model-name, else its model)")
+    assert "begins with os.environ/" in str(err.value)
+
+
+def test_an_extra_served_name_spelled_as_an_env_reference_is_refused():
+    sneaky = plan("gb10-nvfp4-mtp-latency", 8103, overrides={"args": {"served-model-name": "nemotron os.environ/X"}})
+    with pytest.raises(g.GatewayError, match="spark-2: served model name"):
+        g.gateway_config([backend("spark-2", sneaky, "10.0.0.2")])
+
+
+@pytest.mark.parametrize("aliases, where", [
+    ({"os.environ/LITELLM_MASTER_KEY": "x"}, "gateway_model_aliases (an alias)"),
+    ({"nemo": "os.environ/LITELLM_MASTER_KEY"}, "gateway_model_aliases.nemo"),
+])
+def test_an_alias_spelled_as_an_env_reference_is_refused(aliases, where):
+    with pytest.raises(g.GatewayError) as err:
+        g.gateway_config(FLEET, {"aliases": aliases})
+    assert str(err.value).startswith(where + ": ") and "LiteLLM resolves" in str(err.value)
+
+
+def test_only_the_roles_own_env_references_are_in_the_config():
+    config = g.gateway_config(FLEET)["config"]
+    refs = [config["general_settings"]["master_key"]] + [e["litellm_params"]["api_key"] for e in config["model_list"]
+                                                         if "api_key" in e["litellm_params"]]
+    assert refs == ["os.environ/LITELLM_MASTER_KEY", "os.environ/GATEWAY_SPARK_1_VLLM_API_KEY"]
+    config["model_list"][0]["model_info"]["mode"] = "os.environ/LITELLM_MASTER_KEY"
+    with pytest.raises(g.GatewayError, match=r"the gateway configuration at model_list\.0\.model_info\.mode"):
+        g._only_own_env_references(config)
+
+
+@pytest.mark.parametrize("address, api_base", [
+    ("fd00::5", "http://[fd00::5]:8101/v1"), ("[fd00::5]", "http://[fd00::5]:8101/v1"),
+    ("10.0.0.5", "http://10.0.0.5:8101/v1"), ("spark-1.lan", "http://spark-1.lan:8101/v1"),
+])
+def test_ipv6_backend_addresses_are_bracketed(address, api_base):
+    config = g.gateway_config([backend("spark-1", SPARK, address)])["config"]
+    assert config["model_list"][0]["litellm_params"]["api_base"] == api_base
+
+
+def test_a_backend_address_with_a_port_is_refused():
+    with pytest.raises(g.GatewayError, match="spark-1: gateway_backend_address got the string 'h:8000'; expected a host name"):
+        g.gateway_config([backend("spark-1", SPARK, "h:8000")])
+
+
+@pytest.mark.parametrize("listen, local, client", [
+    ("::", "http://[::1]:4000", "http://[fd00::9]:4000/v1"),
+    ("fd00::9", "http://[fd00::9]:4000", "http://[fd00::9]:4000/v1"),
+    ("0.0.0.0", "http://127.0.0.1:4000", "http://[fd00::9]:4000/v1"),
+    ("127.0.0.1", "http://127.0.0.1:4000", "http://127.0.0.1:4000/v1"),
+])
+def test_ipv6_listen_addresses_are_bracketed_in_the_gateways_urls(listen, local, client):
+    assert g.gateway_address(listen, 4000, "fd00::9") == {"client_url": client, "local_url": local}
+    assert g.routing_plan(["gw"], {"gw": {"gateway_listen_address": listen}})["gateways"][0]["health_url"] == \
+        local + "/health"
