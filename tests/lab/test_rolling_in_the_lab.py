@@ -23,6 +23,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -158,7 +159,11 @@ def test_a_plain_site_yml_rolls_the_sparks_one_at_a_time_and_loses_nothing(fleet
           % (seconds, len(clients.outcomes), len(clients.losses())))
     output = result.stdout
     assert result.returncode == 0, output[-6000:]
-    assert "2 wave(s) by inferops_max_unavailable: lab-spark, lab-g7e | lab-spark-2" in output, output[-6000:]
+    waves = re.findall(r"(\d+ wave\(s\) by .*?)'? (?=PLAY \[|TASK \[)", labkit.folded(output))
+    assert len(waves) == 1 and waves[0].startswith("2 wave(s) by inferops_max_unavailable: "), (waves, output[-6000:])
+    # (each wave's hosts in the play's order)
+    assert [set(wave.split(", ")) for wave in waves[0].split(": ", 1)[1].split(" | ")] == [
+        {"lab-spark", "lab-g7e"}, {"lab-spark-2"}], waves
     after = {host: labkit.container(host) for host in before}
     assert all(after[host]["id"] != before[host]["id"] for host in before), "site.yml replaced no container"
     # lab-g7e's new engine started in the first Spark's wave: before the second Spark's, not after both.
