@@ -84,6 +84,9 @@ _value:
     reason:
       description: Why the gauges could not be read (the HTTP status, no answer, the gauge missing); V(null) when readable.
       type: str
+    message:
+      description: What the run prints when the gauges cannot be read - the gauges, why, and how long the drain waited; absent when readable.
+      type: str
     waited:
       description: O(waited), as a whole number of seconds.
       type: int

@@ -250,7 +250,8 @@ def read_gauges(answer, names):
 
 
 def drain_progress(metrics_text, names, first_text=None, waited=0, stall_after=STALL_AFTER, unread_after=None):
-    """Whether the drain may stop waiting: ``{in_flight, stalled, readable, reason, waited, unread_after, done}``.
+    """Whether the drain may stop waiting: ``{in_flight, stalled, readable, reason, waited, unread_after, done}``,
+    and ``message`` (what the run prints) when the gauges cannot be read.
 
     ``metrics_text``: the ``/metrics`` read now (:func:`read_gauges`: its text or the uri result).
     ``readable``/``reason``: :func:`read_gauges`' - when the gauges cannot be read, nothing is
@@ -269,8 +270,15 @@ def drain_progress(metrics_text, names, first_text=None, waited=0, stall_after=S
     waited = int(waited or 0)
     if not read["readable"]:
         done = unread_after is not None and waited >= int(unread_after)
+        gauges = ", ".join(str(names.get(key)) for key in ("running", "waiting") if names.get(key)) or "none named"
+        message = ("the drain could not read the in-flight gauges of the engine (%s): %s. It did not call the engine "
+                   "drained: it waited %d s (up to %s s: the stop timeout of the plan, at most gateway_drain_timeout, all "
+                   "of it for an engine without a graceful stop) before letting the stop go ahead. Requests still "
+                   "running then are cut at the stop; give the engine its metrics (SGLang: --enable-metrics) so "
+                   "the drain can see them" % (gauges, read["reason"], waited,
+                                               "no bound" if unread_after is None else int(unread_after)))
         return {"in_flight": None, "stalled": False, "readable": False, "reason": read["reason"], "waited": waited,
-                "unread_after": unread_after, "done": done}
+                "unread_after": unread_after, "done": done, "message": message}
     count = read["in_flight"]
     stalled = False
     counter = names.get("generation_tokens")

@@ -156,7 +156,7 @@ def test_an_engine_without_metrics_is_not_called_drained_before_the_stop_timeout
     assert code == 0, output
     # no stop timeout in this plan (no graceful stop): the whole drain timeout, 4 s
     assert time.monotonic() - started >= 4
-    assert "spark-1: the drain could not read the in-flight gauges of the engine" in output
+    assert "spark-1 (http://" in output and "the drain could not read the in-flight gauges of the engine" in output
     assert "/metrics answered HTTP 404, not 200" in output and "It did not call the engine drained" in output
     assert "(up to 4 s:" in output
     assert "spark-1" in drained()

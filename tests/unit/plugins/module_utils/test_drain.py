@@ -193,8 +193,11 @@ def test_the_real_gauges_of_the_catalogs_names_are_read():
 def test_an_unanswered_read_is_not_drained_until_the_stop_timeout(answer, reason):
     early = drain.drain_progress(answer, CATALOG_VLLM, None, 30, unread_after=70)
     assert early == {"in_flight": None, "stalled": False, "readable": False, "reason": early["reason"], "waited": 30,
-                     "unread_after": 70, "done": False}
+                     "unread_after": 70, "done": False, "message": early["message"]}
     assert early["reason"].startswith(reason)
+    assert early["message"].startswith("the drain could not read the in-flight gauges of the engine (%s, %s): %s. It did "
+                                       "not call the engine drained: it waited 30 s (up to 70 s:"
+                                       % (CATALOG_VLLM["running"], CATALOG_VLLM["waiting"], early["reason"]))
     assert drain.drain_progress(answer, CATALOG_VLLM, None, 70, unread_after=70)["done"] is True
     # without an unread wait the drain never calls it done: the caller's bound (its retries) ends it
     assert drain.drain_progress(answer, CATALOG_VLLM, None, 10 ** 6)["done"] is False
