@@ -132,7 +132,8 @@ def test_no_task_shows_the_alertmanager_receiver():
                 if "monitoring_alertmanager_receiver" in text or any(t in text for t in secret_templates):
                     found.append(task["name"])
                     assert task.get("no_log") is True, "%s: %s needs no_log" % (name, task["name"])
-    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)"]
+    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)",
+                     "Say whether the alerts reach a receiver"]
 
 
 def test_a_converge_without_a_receiver_warns_that_alerts_reach_no_one(tmp_path):
