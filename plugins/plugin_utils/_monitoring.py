@@ -816,17 +816,55 @@ def _job_hosts(job):
             if isinstance(config, Mapping) and (config.get("labels") or {}).get("host")}
 
 
+# template_literal's ``{{ "..." }}`` and a ``host="..."`` equality matcher of a PromQL selector
+# (promql_string's literal; ``=~`` and ``!=`` are not matched): how a rule names a host.
+_TEMPLATE_LITERAL_RE = re.compile(r'\{\{ ("(?:[^"\\]|\\.)*") \}\}')
+_SELECTOR_HOST_RE = re.compile(r'(?<![\w:])host\s*=\s*("(?:[^"\\]|\\.)*")')
+
+
+def _string_literal(literal):
+    """A double-quoted literal as template_literal and promql_string write it, read back."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return literal[1:-1]
+    return value if isinstance(value, str) else literal[1:-1]
+
+
+def label_value(text):
+    """A rule's label as the alert carries it: template_literal's ``{{ "..." }}`` read back (a label
+    is a template), any other text as it is."""
+    text = str(text)
+    match = _TEMPLATE_LITERAL_RE.fullmatch(text)
+    return _string_literal(match.group(1)) if match else text
+
+
+def rule_hosts(rule):
+    """The hosts an alerting rule names: its ``host`` label (read back) and the hosts its expression
+    selects by equality (``absent(up{..., host="..."})``). Empty for a fleet-wide rule."""
+    if not isinstance(rule, Mapping) or "alert" not in rule:
+        return set()
+    hosts = {_string_literal(literal) for literal in _SELECTOR_HOST_RE.findall(str(rule.get("expr") or ""))}
+    label = (rule.get("labels") or {}).get("host") if isinstance(rule.get("labels"), Mapping) else None
+    if label not in (None, ""):
+        hosts.add(label_value(label))
+    return hosts
+
+
 def forget_hosts(prometheus, rules, hosts):
     """The running ``prometheus.yml`` and rules file without the serving hosts ``hosts``.
 
     ``prometheus`` and ``rules``: the monitoring host's files as :func:`prometheus_config` and
     :func:`alert_rules` wrote them (parsed). The scrape jobs of the collection (``inferops-*``)
     whose targets are labelled with a leaving host go, with their credentials files; so do the
-    alerts labelled with such a host (the ``InferopsScrapeTargetMissing`` of each of its targets,
-    which would fire once it is no longer scraped). The other hosts' jobs and rules, the operator's
-    own jobs and the recording rules stay as they are: no plan of the other hosts is needed.
-    Returns ``{prometheus, rules, removed, credentials}``: the new files, the hosts that were
-    found and removed, and the credentials files only the removed jobs read.
+    alerts that name such a host (:func:`rule_hosts`: its ``host`` label, escaped by
+    :func:`template_literal`, or a ``host="..."`` matcher of its expression - the
+    ``InferopsScrapeTargetMissing`` ``absent(up{...})`` of each of its targets, which would go
+    pending and fire once it is no longer scraped). The other hosts' jobs and rules, the
+    operator's own jobs, the fleet-wide alerts and the recording rules stay as they are: no plan
+    of the other hosts is needed. Returns ``{prometheus, rules, removed, credentials}``: the new
+    files, the hosts that were found and removed, and the credentials files only the removed jobs
+    read.
     """
     if not isinstance(prometheus, Mapping) or not isinstance(prometheus.get("scrape_configs"), list):
         raise MonitoringError("the monitoring host's prometheus.yml has no scrape_configs: it was not written by the "
@@ -849,11 +887,13 @@ def forget_hosts(prometheus, rules, hosts):
             kept_credentials.add(path)
     groups = []
     for group in rules["groups"]:
-        kept = [rule for rule in group.get("rules") or ()
-                if not ("alert" in rule and str((rule.get("labels") or {}).get("host")) in leaving)]
-        removed |= {str(rule["labels"]["host"]) for rule in group.get("rules") or ()
-                    if "alert" in rule and str((rule.get("labels") or {}).get("host")) in leaving}
-        groups.append(dict(group, rules=kept))
+        kept = []
+        for rule in (group.get("rules") or ()) if isinstance(group, Mapping) else ():
+            named = rule_hosts(rule) & leaving
+            removed |= named
+            if not named:
+                kept.append(rule)
+        groups.append(dict(group, rules=kept) if isinstance(group, Mapping) else group)
     return {"prometheus": dict(prometheus, scrape_configs=jobs), "rules": dict(rules, groups=groups),
             "removed": sorted(removed), "credentials": sorted(credentials - kept_credentials)}
 

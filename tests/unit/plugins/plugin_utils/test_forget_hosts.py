@@ -5,6 +5,7 @@ hosts (_gateway.forget_hosts, _monitoring.forget_hosts); the gateway's readiness
 (_gateway.probe_url, _monitoring.probe_targets) and its scrape job, checked by the real promtool."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 
@@ -91,8 +92,16 @@ def running_prometheus():
             yaml.safe_load(yaml.safe_dump(plan["rules"], sort_keys=False)))
 
 
+def read_back(label):
+    """A rule's label as Prometheus gives it to the alert: _monitoring.template_literal's
+    ``{{ "..." }}`` (a Go template printing a string literal) read back by hand, not by the code under test."""
+    if label.startswith('{{ "') and label.endswith('" }}'):
+        return json.loads(label[3:-3])
+    return label
+
+
 def alerted_hosts(rules):
-    return sorted({rule["labels"].get("host") for group in rules["groups"] for rule in group["rules"]
+    return sorted({read_back(rule["labels"]["host"]) for group in rules["groups"] for rule in group["rules"]
                    if "alert" in rule and rule["labels"].get("host")})
 
 
@@ -109,12 +118,52 @@ def test_prometheus_loses_the_leaving_hosts_targets_and_their_missing_target_ale
     assert alerted_hosts(rules) == ["g7e-1", "gw-1", "spark-1", "spark-2"]
     assert alerted_hosts(result["rules"]) == ["g7e-1", "gw-1", "spark-1"]
     # Recording rules and fleet-wide alerts are kept as they are.
-    kept = [rule for group in rules["groups"] for rule in group["rules"] if rule.get("labels", {}).get("host") != "spark-2"]
+    kept = [rule for group in rules["groups"] for rule in group["rules"]
+            if read_back(rule.get("labels", {}).get("host", "")) != "spark-2"]
     assert [rule for group in result["rules"]["groups"] for rule in group["rules"]] == kept
     assert result["removed"] == ["spark-2"]
     assert result["credentials"] == ["/etc/prometheus/inferops/spark-2.key"]
     assert {k: v for k, v in result["prometheus"].items() if k != "scrape_configs"} == \
         {k: v for k, v in prometheus.items() if k != "scrape_configs"}
+
+
+def test_every_rule_naming_the_leaving_host_goes_its_label_escaped_or_its_selector():
+    """The missing-target rule labels the host as a Go template literal and selects it as a PromQL
+    string: a rule kept because its escaped label was compared as written would go pending for
+    the host the run removed (absent() of a target no longer scraped), and fire."""
+    prometheus, rules = running_prometheus()
+    missing = [rule for group in rules["groups"] for rule in group["rules"] if rule.get("alert") == "InferopsScrapeTargetMissing"]
+    assert any('host="spark-2"' in rule["expr"] for rule in missing)
+    assert all(rule["labels"]["host"].startswith('{{ "') for rule in missing)  # escaped, as written
+    # A rule that names the host only in its selector (no host label) goes with it too.
+    rules["groups"].append({"name": "extra", "rules": [
+        {"alert": "Selector", "expr": 'absent(up{inferops_role="node", host="spark-2"})', "for": "5m", "labels": {}},
+        {"alert": "NotIt", "expr": 'up{host!="spark-2", host=~"spark-2.*"} == 0', "for": "5m", "labels": {}}]})
+    result = m.forget_hosts(prometheus, rules, ["spark-2"])
+    left = [rule for group in result["rules"]["groups"] for rule in group["rules"] if "alert" in rule]
+    assert not [rule for rule in left if "spark-2" in read_back(rule["labels"].get("host", ""))]
+    assert not [rule for rule in left if 'host="spark-2"' in rule["expr"]]
+    assert [rule["alert"] for rule in left if rule["alert"] in ("Selector", "NotIt")] == ["NotIt"]
+    # Fleet-wide alerts (no host) stay, every one of them.
+    assert [r["alert"] for r in left if not r["labels"].get("host") and r["alert"] != "NotIt"] == \
+        [r["alert"] for g in rules["groups"] for r in g["rules"]
+         if "alert" in r and not r["labels"].get("host") and r["alert"] not in ("Selector", "NotIt")]
+
+
+def test_a_host_named_with_quotes_and_braces_is_forgotten_and_only_it():
+    odd = 'spark-"2"{{.Value}}'
+    backends = [dict(BACKENDS[0]), dict(BACKENDS[1], host=odd)]
+    plan = m.monitoring_plan(backends)
+    prometheus = yaml.safe_load(yaml.safe_dump(plan["prometheus"], sort_keys=False))
+    rules = yaml.safe_load(yaml.safe_dump(plan["rules"], sort_keys=False))
+    assert odd in alerted_hosts(rules)
+    result = m.forget_hosts(prometheus, rules, [odd])
+    assert result["removed"] == [odd]
+    assert alerted_hosts(result["rules"]) == ["spark-1"]
+    assert [job["job_name"] for job in result["prometheus"]["scrape_configs"] if job["job_name"].startswith("inferops-")] == \
+        ["inferops-engine-spark-1", "inferops-node-spark-1"]
+    # The other host's name is not a prefix match: spark-1 stays when spark-1x leaves.
+    assert m.forget_hosts(prometheus, rules, ["spark-1x"])["removed"] == []
 
 
 def test_prometheus_is_unchanged_for_a_host_it_does_not_scrape():
