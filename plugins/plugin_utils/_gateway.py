@@ -579,7 +579,7 @@ def probe_url(gateway, hostvars):
     address = own.get("monitoring_scrape_address")
     if address:
         _seconds(gateway, "gateway_port", port, low=1)
-        url = "http://%s:%d/v1" % ("[%s]" % address if ":" in str(address) else address, int(port))
+        url = "http://%s:%d/v1" % (url_host(address), int(port))
     else:
         url = gateway_address(listen, port, own.get("ansible_host") or str(gateway))["client_url"]
     return url[:-len("/v1")] + "/health/readiness"

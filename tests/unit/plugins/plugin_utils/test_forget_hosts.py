@@ -209,6 +209,12 @@ def test_the_gateway_is_probed_where_its_clients_reach_it():
     # The role's default: it listens on its loopback, where the lab's monitoring host reaches it.
     assert g.probe_url("gw-2", hostvars) == "http://127.0.0.1:4000/health/readiness"
     assert g.probe_url("gw-3", hostvars) == "http://gw3.internal:4000/health/readiness"
+    # An IPv6 scrape address in brackets, written with them or without (url_host, as the gateway's URLs).
+    for address in ("fd00::9", "[fd00::9]"):
+        assert g.probe_url("gw-5", {"gw-5": {"monitoring_scrape_address": address}}) == \
+            "http://[fd00::9]:4000/health/readiness"
+    assert g.probe_url("gw-6", {"gw-6": {"gateway_listen_address": "::", "ansible_host": "fd00::6"}}) == \
+        "http://[fd00::6]:4000/health/readiness"
     with pytest.raises(g.GatewayError, match="gateway_port"):
         g.probe_url("gw-4", hostvars)
 
