@@ -167,9 +167,17 @@ def settings(options=None):
     elif not isinstance(install, bool):
         errors.append("monitoring_node_exporter_install is %r: write true or false" % (install,))
     errors.extend(_extra_target_errors(values["extra_targets"]))
+    if not _LISTEN_RE.fullmatch(str(values["blackbox"])) or not 0 < int(str(values["blackbox"]).rpartition(":")[2] or 0) < 65536:
+        # Written into the exporter's ARGS= line and Prometheus' scrape address: host:port only.
+        errors.append("monitoring_blackbox_listen_address is %s: write host:port where the blackbox exporter listens, "
+                      "e.g. 127.0.0.1:9115 or [::1]:9115" % json.dumps(str(values["blackbox"])))
     if errors:
         raise MonitoringError("; ".join(errors))
     return values
+
+
+# host:port (an IPv6 host in brackets): no whitespace, quote or shell character.
+_LISTEN_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
 
 def _extra_target_errors(extra):

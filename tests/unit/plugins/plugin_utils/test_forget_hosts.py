@@ -237,3 +237,14 @@ def test_the_gateway_probe_is_a_blackbox_job_with_its_own_alert():
     assert m.play_plan(["spark-1"], hostvars, {})["probes"] == []
     with pytest.raises(m.MonitoringError, match="monitoring_gateway_hosts names gw-9"):
         m.play_plan(["spark-1"], hostvars, {"gateways": ["gw-9"]})
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1", "127.0.0.1:9115 --web.config.file=/tmp/x", "0.0.0.0:0", '"a":1', ""])
+def test_a_blackbox_listen_address_that_is_not_host_port_is_refused_by_name(listen):
+    with pytest.raises(m.MonitoringError, match="monitoring_blackbox_listen_address is .*write host:port"):
+        m.settings({"blackbox": listen})
+
+
+@pytest.mark.parametrize("listen", ["127.0.0.1:9115", "[::1]:9115", "mon.internal:9115"])
+def test_a_blackbox_listen_address_is_host_port(listen):
+    assert m.settings({"blackbox": listen})["blackbox"] == listen
