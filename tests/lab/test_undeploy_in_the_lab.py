@@ -92,10 +92,11 @@ def alert_rule_hosts():
 
 
 def seconds(duration):
-    """A Prometheus duration of one unit (15s, 1m, 2h) in seconds."""
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-    unit = "ms" if duration.endswith("ms") else duration[-1]
-    return float(duration[:-len(unit)]) * units[unit]
+    """A Prometheus duration (15s, 1m, 1m30s, as /api/v1/status/config prints it) in seconds."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    parts = re.findall(r"([0-9]+)(ms|[smhdwy])", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, "not a Prometheus duration: %r" % duration
+    return sum(int(number) * units[unit] for number, unit in parts)
 
 
 def intervals():
