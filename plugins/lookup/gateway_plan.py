@@ -25,17 +25,22 @@ description:
   - V(address) - the gateway's own addresses from O(listen_address), O(port) and O(host_address)
     alone (no serving host needed) - C(client_url), the URL clients use, and C(local_url), where
     the gateway host's own requests reach the proxy. The gateway role's C(status) reads it.
+  - V(forget) - the running configuration O(config) (the gateway host's C(config.yaml), parsed)
+    without the deployments of the serving hosts O(hosts), which leave the fleet
+    (C(playbooks/undeploy.yml)); the other hosts' deployments and the settings stay as they are.
   - With O(secrets), the secret counterpart instead - for V(gateway) the env file's text (the
     master key and each engine key from the hosts' C(server_secrets)), for V(routing) each
     gateway host's C(gateway_master_key). Use it only in a task with C(no_log).
 options:
   _terms:
-    description: V(gateway), V(routing) or V(address); V(gateway) when none is given.
+    description: V(gateway), V(routing), V(address) or V(forget); V(gateway) when none is given.
     type: list
     elements: str
     required: false
   hosts:
-    description: The serving hosts the gateway fronts (V(gateway)), C(gateway_serving_hosts) expanded.
+    description:
+      - The serving hosts the gateway fronts (V(gateway)), C(gateway_serving_hosts) expanded; for
+        V(forget), the serving hosts that leave it.
     type: list
     elements: str
     default: []
@@ -67,6 +72,9 @@ options:
     type: list
     elements: str
     default: []
+  config:
+    description: The gateway host's running C(config.yaml), parsed (V(forget)).
+    type: dict
   secrets:
     description: Return the secret counterpart (see the description). Only under C(no_log).
     type: bool
@@ -90,6 +98,10 @@ EXAMPLES = r"""
     mode: "0600"
   no_log: true
 
+- name: Leave spark-03 out of a gateway's running configuration
+  ansible.builtin.debug:
+    msg: "{{ lookup('inferops.serving.gateway_plan', 'forget', hosts=['spark-03'], config=running_config).config }}"
+
 - name: Read where each gateway host keeps its drain state
   ansible.builtin.debug:
     msg: "{{ lookup('inferops.serving.gateway_plan', 'routing', gateways=groups['gateway']).gateways }}"
@@ -103,10 +115,13 @@ _raw:
       C({host, secret})), C(backends) (each host's C(host), C(address), C(group), C(api_base)),
       C(expect) (the groups and aliases the proof must see), C(client_url), C(local_url),
       C(hosts), C(proven) (the hosts this run proved and did not fail after) and C(key_problems).
-    - V(routing) - C(gateways) (each C(host), C(state_dir), C(health_url), C(service), C(drain),
+    - V(routing) - C(gateways) (each C(host), C(config_dir), C(state_dir), C(health_url), C(service), C(drain),
       C(drain_timeout), C(allow_outage)), C(draining) (the gateway hosts whose drain is on) and
       C(drain_timeout) (the longest of theirs).
     - V(address) - C(client_url) and C(local_url).
+    - V(forget) - C(config) (the new configuration), C(groups) (model group -> remaining hosts),
+      C(removed) (the hosts whose deployments were removed) and C(env) (the env file's variables
+      only they used).
     - With O(secrets), the env file's text (V(gateway)), or each gateway host's master key by its name (V(routing)).
   type: list
   elements: raw
@@ -120,13 +135,14 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
     GatewayError,
     gateway_address,
     gateway_env_file,
+    forget_hosts,
     gateway_plan,
     routing_master_keys,
     routing_plan,
 )
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 
-KINDS = ("gateway", "routing", "address")
+KINDS = ("gateway", "routing", "address", "forget")
 
 
 class LookupModule(LookupBase):
@@ -141,6 +157,9 @@ class LookupModule(LookupBase):
             if kind == "address":
                 return [gateway_address(self.get_option("listen_address"), self.get_option("port"),
                                         self.get_option("host_address"))]
+            if kind == "forget":
+                return [plain(forget_hosts(plain(self.get_option("config")),
+                                           [str(host) for host in self.get_option("hosts") or []]))]
             if kind == "routing":
                 gateways = [str(host) for host in self.get_option("gateways") or []]
                 return [routing_master_keys(gateways, hostvars) if secrets else routing_plan(gateways, hostvars)]

@@ -442,6 +442,7 @@ def gateway_env_file(hosts, hostvars, settings=None, master_key=None):
 # (roles/gateway/defaults/main.yml; a unit test keeps them equal): a gateway host's own value, an
 # extra var included, wins.
 ROUTING_DEFAULTS = {
+    "gateway_config_dir": "/etc/inferops-gateway",
     "gateway_state_dir": "/var/lib/inferops-gateway",
     "gateway_listen_address": "127.0.0.1",
     "gateway_port": 4000,
@@ -474,7 +475,7 @@ def _seconds(gateway, name, value, low=0):
 def routing_plan(gateways, hostvars):
     """What the routing role needs of each gateway host, read from that host's own variables.
 
-    ``gateways``: the ``gateway`` group's hosts. Returns ``{gateways: [{host, state_dir,
+    ``gateways``: the ``gateway`` group's hosts. Returns ``{gateways: [{host, config_dir, state_dir, url,
     health_url, service, drain, drain_timeout, allow_outage}], draining: [hosts whose drain is
     on], drain_timeout}`` - ``drain_timeout`` the longest of the draining gateways' (the wait for
     the engine's requests is one wait). No secret in it: the master keys are
@@ -491,7 +492,9 @@ def routing_plan(gateways, hostvars):
         port = _seconds(gateway, "gateway_port", read("gateway_port"), low=1)
         found.append({
             "host": gateway,
+            "config_dir": str(read("gateway_config_dir")),
             "state_dir": str(read("gateway_state_dir")),
+            "url": local_url(read("gateway_listen_address"), port),
             "health_url": local_url(read("gateway_listen_address"), port) + "/health",
             "service": str(read("gateway_service_name")),
             "drain": _bool(gateway, "gateway_drain", read("gateway_drain")),
@@ -506,3 +509,77 @@ def routing_plan(gateways, hostvars):
 def routing_master_keys(gateways, hostvars):
     """Each gateway host's ``gateway_master_key`` (None where it has none). A secret: no_log only."""
     return {str(gateway): _vars_of(hostvars, str(gateway)).get("gateway_master_key") for gateway in gateways}
+
+
+# ---- a host leaves the fleet (playbooks/undeploy.yml, the routing role's `forget`) ----
+
+ENV_REF = "os.environ/"
+
+
+def forget_hosts(config, hosts):
+    """The running LiteLLM configuration without the deployments of the serving hosts ``hosts``.
+
+    ``config``: the gateway host's ``config.yaml`` as written by :func:`gateway_config` (parsed);
+    ``hosts``: the inventory names leaving the fleet. The other hosts' deployments, the router's
+    and the proxy's settings stay as they are (no plan of the other hosts is needed: a run limited
+    to the hosts that leave edits what the gateway runs). Aliases of a model group left without a
+    deployment go too. Returns ``{config, groups, removed, env}``: the new configuration, each
+    model group's remaining hosts (routing.json), the hosts whose deployments were found and
+    removed, and the env file's variables only they referenced (their engine keys: the lines to
+    remove from the env file); ``expect`` the model groups and aliases the proxy must list after.
+    Nothing is removed for a host the configuration does not list.
+    """
+    if not isinstance(config, Mapping) or not isinstance(config.get("model_list"), list):
+        raise GatewayError("the gateway's config.yaml has no model_list (got %s): it was not written by the "
+                           "gateway role; run playbooks/gateway.yml first" % _validate.describe(config))
+    leaving = {str(host) for host in hosts or ()}
+    kept, removed, env_removed, env_kept = [], set(), set(), set()
+    for entry in config["model_list"]:
+        info = entry.get("model_info") if isinstance(entry, Mapping) else None
+        host = str((info or {}).get("inferops_host") or (info or {}).get("id") or "")
+        key = ((entry.get("litellm_params") or {}).get("api_key") if isinstance(entry, Mapping) else None)
+        env = key[len(ENV_REF):] if isinstance(key, str) and key.startswith(ENV_REF) else None
+        if host in leaving:
+            removed.add(host)
+            if env:
+                env_removed.add(env)
+            continue
+        kept.append(entry)
+        if env:
+            env_kept.add(env)
+    groups = {}
+    for entry in kept:
+        info = entry.get("model_info") or {}
+        groups.setdefault(str(entry.get("model_name")), []).append(str(info.get("inferops_host") or info.get("id")))
+    new = dict(config, model_list=kept)
+    router = config.get("router_settings")
+    if isinstance(router, Mapping) and isinstance(router.get("model_group_alias"), Mapping):
+        router = dict(router)
+        aliases = {alias: target for alias, target in router["model_group_alias"].items()
+                   if not isinstance(target, str) or target in groups}
+        if aliases:
+            router["model_group_alias"] = aliases
+        else:
+            del router["model_group_alias"]
+        new["router_settings"] = router
+    aliases = (new.get("router_settings") or {}).get("model_group_alias") or {}
+    return {"config": new, "groups": {group: sorted(members) for group, members in sorted(groups.items())},
+            "expect": sorted(groups) + sorted(alias for alias, target in aliases.items() if isinstance(target, str)),
+            "removed": sorted(removed), "env": sorted(env_removed - env_kept)}
+
+
+def probe_url(gateway, hostvars):
+    """Where the monitoring host probes one gateway host's readiness: the URL its clients use
+    (:func:`gateway_address` of its own ``gateway_listen_address``, ``gateway_port`` and
+    ``ansible_host``), or its ``monitoring_scrape_address`` when set, then ``/health/readiness``
+    (LiteLLM answers 200 there once the proxy serves, without a key)."""
+    own = _vars_of(hostvars, str(gateway))
+    listen = own.get("gateway_listen_address") or ROUTING_DEFAULTS["gateway_listen_address"]
+    port = own.get("gateway_port") if own.get("gateway_port") is not None else ROUTING_DEFAULTS["gateway_port"]
+    address = own.get("monitoring_scrape_address")
+    if address:
+        _seconds(gateway, "gateway_port", port, low=1)
+        url = "http://%s:%d/v1" % (url_host(address), int(port))
+    else:
+        url = gateway_address(listen, port, own.get("ansible_host") or str(gateway))["client_url"]
+    return url[:-len("/v1")] + "/health/readiness"

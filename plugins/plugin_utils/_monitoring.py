@@ -77,7 +77,13 @@ DEFAULTS = {
     # its name), never every interface.
     "node_exporter_listen_host": "",
     "extra_targets": {},
+    # The gateway hosts' readiness URLs ({host, url}; play_plan fills them from the `gateway`
+    # group), probed through the blackbox exporter on the monitoring host.
+    "gateway_probes": [],
+    "blackbox": "127.0.0.1:9115",
 }
+# The blackbox exporter's module the gateway probes use (roles/monitoring/templates/etc/prometheus/blackbox.yml.j2).
+BLACKBOX_MODULE = "inferops_http_2xx"
 # option key -> (role variable, lowest, highest)
 _RANGES = {
     "decode_floor_fraction": ("monitoring_decode_floor_fraction", 0.0, 1.0),
@@ -161,9 +167,17 @@ def settings(options=None):
     elif not isinstance(install, bool):
         errors.append("monitoring_node_exporter_install is %r: write true or false" % (install,))
     errors.extend(_extra_target_errors(values["extra_targets"]))
+    if not _LISTEN_RE.fullmatch(str(values["blackbox"])) or not 0 < int(str(values["blackbox"]).rpartition(":")[2] or 0) < 65536:
+        # Written into the exporter's ARGS= line and Prometheus' scrape address: host:port only.
+        errors.append("monitoring_blackbox_listen_address is %s: write host:port where the blackbox exporter listens, "
+                      "e.g. 127.0.0.1:9115 or [::1]:9115" % json.dumps(str(values["blackbox"])))
     if errors:
         raise MonitoringError("; ".join(errors))
     return values
+
+
+# host:port (an IPv6 host in brackets): no whitespace, quote or shell character.
+_LISTEN_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
 
 def _extra_target_errors(extra):
@@ -343,6 +357,32 @@ def scrape_targets(hosts, options=None):
     return targets
 
 
+def probe_targets(options=None):
+    """The gateway hosts' probes: one blackbox-exporter job per gateway host, its readiness URL
+    as the probe's target, labelled with the host and ``inferops_role="gateway"``."""
+    values = settings(options)
+    targets = []
+    for probe in sorted(values["gateway_probes"] or (), key=lambda p: str(p["host"])):
+        targets.append({
+            "job": "inferops-gateway-%s" % probe["host"],
+            "address": str(values["blackbox"]),
+            "scheme": "http",
+            "metrics_path": "/probe",
+            "probe": str(probe["url"]),
+            "labels": {"host": str(probe["host"]), "inferops_role": "gateway"},
+            "api_key_env": None,
+            "credentials_file": None,
+        })
+    return targets
+
+
+def blackbox_config():
+    """The blackbox exporter's configuration: the one module the gateway probes use, an HTTP GET
+    answered 200 within 5 s (LiteLLM's /health/readiness needs no key)."""
+    return {"modules": {BLACKBOX_MODULE: {"prober": "http", "timeout": "5s", "http": {
+        "method": "GET", "valid_status_codes": [200], "preferred_ip_protocol": "ip4"}}}}
+
+
 def prometheus_config(targets, options=None):
     """``prometheus.yml`` (as a dict) scraping ``targets`` (scrape_targets' list)."""
     values = settings(options)
@@ -350,6 +390,15 @@ def prometheus_config(targets, options=None):
     for target in targets:
         job = {"job_name": target["job"], "scheme": target["scheme"], "metrics_path": target["metrics_path"],
                "static_configs": [{"targets": [target["address"]], "labels": dict(target["labels"])}]}
+        if target.get("probe"):
+            # The blackbox exporter's convention: the probed URL is the target, the exporter the address.
+            job["params"] = {"module": [BLACKBOX_MODULE]}
+            job["static_configs"] = [{"targets": [target["probe"]], "labels": dict(target["labels"])}]
+            job["relabel_configs"] = [
+                {"source_labels": ["__address__"], "target_label": "__param_target"},
+                {"source_labels": ["__param_target"], "target_label": "instance"},
+                {"target_label": "__address__", "replacement": target["address"]},
+            ]
         if target.get("credentials_file"):
             job["authorization"] = {"type": "Bearer", "credentials_file": target["credentials_file"]}
         jobs.append(job)
@@ -609,6 +658,14 @@ def alerts(values):
                "healthy while the engine hits a device out-of-memory. Drop the page cache on the host "
                "(`sync; echo 1 > /proc/sys/vm/drop_caches`) and look for other processes holding memory; "
                "lower the profile's memory share if it recurs."),
+        _alert("InferopsGatewayDown", "critical",
+               'probe_success{inferops_role="gateway"} == 0 or up{inferops_role="gateway"} == 0', "2m",
+               "The gateway on {{ $labels.host }} does not answer its readiness probe ({{ $labels.instance }}): "
+               "clients of the front door get no answer.",
+               "On the gateway host: `systemctl status inferops-gateway` and `journalctl -u inferops-gateway -n 200` "
+               "show why the LiteLLM proxy stopped; `ansible-playbook -i <inventory> inferops.serving.status` reads "
+               "its routing. Rerun playbooks/gateway.yml to restart and prove it. If up is 0 too, the blackbox "
+               "exporter on the monitoring host is down (`systemctl status prometheus-blackbox-exporter`)."),
         _alert("InferopsScrapeTargetDown", "warning", 'up{inferops_role="node"} == 0', "5m",
                "node_exporter on {{ $labels.host }} does not answer: its memory and watchdog metrics are missing.",
                "On the host: `systemctl status prometheus-node-exporter`; rerun the monitoring play of site.yml."),
@@ -647,7 +704,7 @@ def alert_rules(hosts, options=None):
     """The rules file (as a dict): engine recording rules, the profiles' objectives, the alerts."""
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
-    targets = scrape_targets(entries, values)
+    targets = scrape_targets(entries, values) + probe_targets(values)
     groups = engine_rule_groups(entries)
     objectives_group = objective_rules([e["deployment"] for e in entries], values)
     if objectives_group:
@@ -683,7 +740,7 @@ def monitoring_plan(hosts, options=None):
     """
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
-    targets = scrape_targets(entries, values)
+    targets = scrape_targets(entries, values) + probe_targets(values)
     textfile_dirs = {str(e["host"]): _textfile_dir(e, values) for e in entries}
     return {
         "targets": targets,
@@ -692,6 +749,8 @@ def monitoring_plan(hosts, options=None):
         "credentials": [{"host": t["labels"]["host"], "path": t["credentials_file"], "env": t["api_key_env"]}
                         for t in targets if t.get("credentials_file")],
         "textfile_dirs": textfile_dirs,
+        "probes": [{"host": t["labels"]["host"], "url": t["probe"]} for t in targets if t.get("probe")],
+        "blackbox": blackbox_config(),
         "node_exporters": {str(e["host"]): {
             "listen_address": e.get("node_exporter_listen") or host_port(
                 values.get("node_exporter_listen_host") or e.get("address") or e["host"],
@@ -739,6 +798,161 @@ def play_plan(names, hostvars, options=None, unplanned="fail"):
     missing = [name for name in names if hostvars[name].get("server_deployment") is None]
     if missing and unplanned == "report":
         return {"unplanned": missing}
+    gateways = [str(name) for name in (options or {}).get("gateways") or ()]
+    if gateways:
+        from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import GatewayError, probe_url
+        unknown = [name for name in gateways if name not in hostvars]
+        if unknown:
+            raise MonitoringError("monitoring_gateway_hosts names %s, not in the inventory: list the gateway hosts "
+                                  "(the default is groups['gateway'])" % ", ".join(unknown))
+        try:
+            probes = [{"host": name, "url": probe_url(name, hostvars)} for name in gateways]
+        except GatewayError as exc:
+            raise MonitoringError("monitoring_gateway_hosts: %s" % exc) from None
+        options = dict((options or {}), gateway_probes=probes)
+    options = {key: value for key, value in (options or {}).items() if key != "gateways"}
     plan = monitoring_plan([serving_host(name, hostvars[name], options) for name in names], options)
     plan["unplanned"] = []
     return plan
+
+
+# ---- a host leaves the fleet (playbooks/undeploy.yml, the monitoring role's `forget`) ----
+
+def _job_hosts(job):
+    """The ``host`` labels of a scrape job's static configs."""
+    return {str((config.get("labels") or {}).get("host")) for config in job.get("static_configs") or ()
+            if isinstance(config, Mapping) and (config.get("labels") or {}).get("host")}
+
+
+# template_literal's ``{{ "..." }}`` and a ``host="..."`` equality matcher of a PromQL selector
+# (promql_string's literal; ``=~`` and ``!=`` are not matched): how a rule names a host.
+_TEMPLATE_LITERAL_RE = re.compile(r'\{\{ ("(?:[^"\\]|\\.)*") \}\}')
+_SELECTOR_HOST_RE = re.compile(r'(?<![\w:])host\s*=\s*("(?:[^"\\]|\\.)*")')
+
+
+def _string_literal(literal):
+    """A double-quoted literal as template_literal and promql_string write it, read back."""
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return literal[1:-1]
+    return value if isinstance(value, str) else literal[1:-1]
+
+
+def label_value(text):
+    """A rule's label as the alert carries it: template_literal's ``{{ "..." }}`` read back (a label
+    is a template), any other text as it is."""
+    text = str(text)
+    match = _TEMPLATE_LITERAL_RE.fullmatch(text)
+    return _string_literal(match.group(1)) if match else text
+
+
+def rule_hosts(rule):
+    """The hosts an alerting rule names: its ``host`` label (read back) and the hosts its expression
+    selects by equality (``absent(up{..., host="..."})``). Empty for a fleet-wide rule."""
+    if not isinstance(rule, Mapping) or "alert" not in rule:
+        return set()
+    hosts = {_string_literal(literal) for literal in _SELECTOR_HOST_RE.findall(str(rule.get("expr") or ""))}
+    label = (rule.get("labels") or {}).get("host") if isinstance(rule.get("labels"), Mapping) else None
+    if label not in (None, ""):
+        hosts.add(label_value(label))
+    return hosts
+
+
+def forget_hosts(prometheus, rules, hosts):
+    """The running ``prometheus.yml`` and rules file without the serving hosts ``hosts``.
+
+    ``prometheus`` and ``rules``: the monitoring host's files as :func:`prometheus_config` and
+    :func:`alert_rules` wrote them (parsed). The scrape jobs of the collection (``inferops-*``)
+    whose targets are labelled with a leaving host go, with their credentials files; so do the
+    alerts that name such a host (:func:`rule_hosts`: its ``host`` label, escaped by
+    :func:`template_literal`, or a ``host="..."`` matcher of its expression - the
+    ``InferopsScrapeTargetMissing`` ``absent(up{...})`` of each of its targets, which would go
+    pending and fire once it is no longer scraped). The other hosts' jobs and rules, the
+    operator's own jobs, the fleet-wide alerts and the recording rules stay as they are: no plan
+    of the other hosts is needed. Returns ``{prometheus, rules, removed, credentials}``: the new
+    files, the hosts that were found and removed, and the credentials files only the removed jobs
+    read.
+    """
+    if not isinstance(prometheus, Mapping) or not isinstance(prometheus.get("scrape_configs"), list):
+        raise MonitoringError("the monitoring host's prometheus.yml has no scrape_configs: it was not written by the "
+                              "monitoring role; run playbooks/monitoring.yml first")
+    if not isinstance(rules, Mapping) or not isinstance(rules.get("groups"), list):
+        raise MonitoringError("the monitoring host's inferops rules file has no groups: it was not written by the "
+                              "monitoring role; run playbooks/monitoring.yml first")
+    leaving = {str(host) for host in hosts or ()}
+    jobs, removed, credentials, kept_credentials = [], set(), set(), set()
+    for job in prometheus["scrape_configs"]:
+        path = ((job.get("authorization") or {}).get("credentials_file") if isinstance(job, Mapping) else None)
+        found = _job_hosts(job) & leaving if isinstance(job, Mapping) else set()
+        if found and str(job.get("job_name", "")).startswith("inferops-"):
+            removed |= found
+            if path:
+                credentials.add(path)
+            continue
+        jobs.append(job)
+        if path:
+            kept_credentials.add(path)
+    groups = []
+    for group in rules["groups"]:
+        kept = []
+        for rule in (group.get("rules") or ()) if isinstance(group, Mapping) else ():
+            named = rule_hosts(rule) & leaving
+            removed |= named
+            if not named:
+                kept.append(rule)
+        groups.append(dict(group, rules=kept) if isinstance(group, Mapping) else group)
+    return {"prometheus": dict(prometheus, scrape_configs=jobs), "rules": dict(rules, groups=groups),
+            "removed": sorted(removed), "credentials": sorted(credentials - kept_credentials)}
+
+
+# ---- do alerts reach someone (the monitoring role's warning, status.yml's monitoring row) ----
+
+RECEIVER_VARIABLE = "monitoring_alertmanager_receiver"
+
+
+def alert_delivery(receiver=None, enabled=True):
+    """Whether the alerts reach anyone: ``{"delivers": bool, "warning": str or None}``.
+
+    Alertmanager sends an alert only through a receiver's ``*_configs`` (``webhook_configs``,
+    ``email_configs``, ``pagerduty_configs``, ...): the role's default receiver (a name alone)
+    drops every alert. ``enabled`` false (``monitoring_alertmanager_enabled``): Prometheus sends
+    them nowhere.
+    """
+    if isinstance(enabled, str):
+        enabled = enabled.strip().lower() in ("true", "yes", "on", "1")
+    if not enabled:
+        return {"delivers": False, "warning": "alerts reach no one: monitoring_alertmanager_enabled is false, so "
+                                              "Prometheus evaluates the alert rules and sends them nowhere; enable "
+                                              "it and set %s" % RECEIVER_VARIABLE}
+    configs = sorted(key for key, value in (receiver or {}).items()
+                     if str(key).endswith("_configs") and isinstance(value, (list, tuple)) and value) \
+        if isinstance(receiver, Mapping) else []
+    if configs:
+        return {"delivers": True, "warning": None}
+    return {"delivers": False, "warning": "alerts reach no one: %s has no *_configs (got %s), so Alertmanager drops "
+                                          "every alert; set it in the inventory, e.g. {name: oncall, webhook_configs: "
+                                          "[{url: https://hooks.example/alertmanager}]}"
+                                          % (RECEIVER_VARIABLE, "a name only" if isinstance(receiver, Mapping)
+                                             else "nothing")}
+
+
+def alerting_rows(hosts, hostvars, receiver=None, enabled=None):
+    """One status row per monitoring host: whether its alerts reach a receiver.
+
+    ``hostvars``: each host's variables (its ``monitoring_alertmanager_receiver`` and
+    ``monitoring_alertmanager_enabled``, the role's defaults when unset); ``receiver`` and
+    ``enabled``, when given, are the role's own values (the role's task). The row's ``host`` is
+    ``<host> (monitoring)``: the host may serve an engine too and has a serving row of its own.
+    """
+    rows = []
+    for host in hosts or ():
+        own = hostvars.get(str(host)) if isinstance(hostvars, Mapping) else None
+        own = own if isinstance(own, Mapping) else {}
+        delivery = alert_delivery(receiver if receiver is not None else own.get(RECEIVER_VARIABLE, {"name": "operator"}),
+                                  enabled if enabled is not None else own.get("monitoring_alertmanager_enabled", True))
+        rows.append({"host": "%s (monitoring)" % host, "ok": delivery["delivers"], "profile": "monitoring (Prometheus)",
+                     "state": "alerts delivered" if delivery["delivers"] else "ALERTS DROPPED: " + delivery["warning"],
+                     "problems": [] if delivery["delivers"] else [delivery["warning"]], "details": {},
+                     "monitoring": True, "warning": delivery["warning"]})
+    return rows

@@ -480,8 +480,9 @@ def test_every_loopback_port_it_quotes_is_the_trees():
     with open(os.path.join(ROOT, "tests", "lab", "lab.sh"), encoding="utf-8") as handle:
         registry = re.search(r'^REGISTRY="127\.0\.0\.1:(\d+)"', handle.read(), re.M).group(1)
     prometheus = re.search(r":(\d+)'?\)", defaults["monitoring_prometheus_listen_address"]).group(1)
+    blackbox = re.search(r":(\d+)$", defaults["monitoring_blackbox_listen_address"]).group(1)
     sources = {str(defaults["gateway_port"]): "gateway_port", prometheus: "monitoring_prometheus_listen_address",
-               registry: "the lab's registry"}
+               registry: "the lab's registry", blackbox: "monitoring_blackbox_listen_address"}
     for doc in DOCS:
         quoted = set(re.findall(r"127\.0\.0\.1:(\d+)", read(doc)))
         assert quoted <= set(sources), "%s quotes loopback ports no file sets: %s" % (doc, quoted - set(sources))

@@ -42,6 +42,10 @@ SPARK_NODE = {"host": "lab-spark", "instance": "10.0.0.1:9100", "job": "inferops
               "inferops_role": "node", "unified_memory": "true"}
 G7E_NODE = {"host": "lab-g7e", "instance": "10.0.0.2:9100", "job": "inferops-node-lab-g7e",
             "inferops_role": "node", "unified_memory": "false"}
+# The lab's gateway (lab-gateway), probed by the blackbox exporter on the monitoring host.
+GATEWAY_URL = "http://127.0.0.1:4000/health/readiness"
+GATEWAY = {"host": "lab-gateway", "instance": GATEWAY_URL, "job": "inferops-gateway-lab-gateway",
+           "inferops_role": "gateway"}
 SAMPLES = 200  # 15 s apart: 50 minutes
 BUCKETS = ("0.5", "1", "2.5", "5", "10", "+Inf")
 
@@ -127,8 +131,14 @@ def node(labels, memfree):
     return out
 
 
+def gateway(probe_success="1x%d" % SAMPLES, up="1x%d" % SAMPLES):
+    """The blackbox exporter's probe of the gateway's readiness: the exporter up, the probe's verdict."""
+    return {series_name("up", GATEWAY): up, series_name("probe_success", GATEWAY): probe_success,
+            series_name("probe_http_status_code", GATEWAY): "200x%d" % SAMPLES}
+
+
 def fleet():
-    out = {}
+    out = gateway()
     out.update(vllm_engine(SPARK))
     out.update(sglang_engine(G7E))
     out.update(node(SPARK_NODE, 12000000000))
@@ -231,6 +241,18 @@ SCENARIOS = [
     # node_exporter 1.7 on labels the file by its full path (collector/textfile.go: filepath.Join)
     ("watchdog stopped writing its file, labelled by its full path", full_path_watchdog_file("0x%d" % SAMPLES), "15m",
      {"InferopsWatchdogSilent": [dict(SPARK_NODE, file="/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom")]}),
+    ("the gateway stops answering its readiness probe",
+     changed([("probe_success", {"host": "lab-gateway"}, "1x40 0x%d" % (SAMPLES - 40))]), "15m",
+     {"InferopsGatewayDown": [dict(GATEWAY)]}),
+    ("the blackbox exporter that probes the gateway is down",
+     changed([("up", {"host": "lab-gateway"}, "1x40 0x%d" % (SAMPLES - 40))],
+             [("probe_", {"host": "lab-gateway"})]), "15m",
+     {"InferopsGatewayDown": [dict(GATEWAY)]}),
+    ("a gateway that answers again after a restart does not fire",
+     changed([("probe_success", {"host": "lab-gateway"}, "1x40 0x4 1x%d" % (SAMPLES - 44))]), "15m", {}),
+    ("the gateway is not probed at all",
+     changed(dropped=[("up", {"host": "lab-gateway"}), ("probe_", {"host": "lab-gateway"})]), "10m",
+     {"InferopsScrapeTargetMissing": [{"host": "lab-gateway", "inferops_role": "gateway"}]}),
     ("a planned engine target is not scraped",
      changed(dropped=[("up", {"host": "lab-g7e", "inferops_role": "engine"}), ("sglang:", {"host": "lab-g7e"})]), "10m",
      {"InferopsScrapeTargetMissing": [{"host": "lab-g7e", "inferops_role": "engine"}]}),
@@ -239,7 +261,7 @@ SCENARIOS = [
 
 @pytest.fixture(scope="module")
 def rules():
-    return m.alert_rules(HOSTS)
+    return m.alert_rules(HOSTS, {"gateway_probes": [{"host": "lab-gateway", "url": GATEWAY_URL}]})
 
 
 @pytest.fixture(scope="module")

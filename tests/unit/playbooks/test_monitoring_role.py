@@ -132,4 +132,20 @@ def test_no_task_shows_the_alertmanager_receiver():
                 if "monitoring_alertmanager_receiver" in text or any(t in text for t in secret_templates):
                     found.append(task["name"])
                     assert task.get("no_log") is True, "%s: %s needs no_log" % (name, task["name"])
-    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)"]
+    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)",
+                     "Say whether the alerts reach a receiver"]
+
+
+def test_a_converge_without_a_receiver_warns_that_alerts_reach_no_one(tmp_path):
+    # The run ends before the first package (spark-1 only planned): the warning comes first.
+    result = run(tmp_path, ["spark-1"])
+    out = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 0, out
+    assert ("[WARNING]: mon (monitoring): alerts reach no one: monitoring_alertmanager_receiver has no *_configs "
+            "(got a name only), so Alertmanager drops every alert") in out
+    hook = "https://hooks.example/am/token-0123"
+    quiet = run(tmp_path, ["spark-1"], {"monitoring_alertmanager_receiver": {"name": "oncall",
+                                                                             "webhook_configs": [{"url": hook}]}})
+    out = " ".join((quiet.stdout + quiet.stderr).split())
+    assert quiet.returncode == 0, out
+    assert "alerts reach no one" not in out and hook not in out

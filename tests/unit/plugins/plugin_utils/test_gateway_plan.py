@@ -87,9 +87,11 @@ def test_the_addresses_alone_and_a_bad_port_named():
 def test_the_routing_plan_reads_each_gateway_hosts_own_variables_with_the_roles_defaults():
     plan = g.routing_plan(["gw-01", "gw-02"], HOSTVARS)
     assert plan["gateways"] == [
-        {"host": "gw-01", "state_dir": "/var/lib/inferops-gateway", "health_url": "http://127.0.0.1:4100/health",
+        {"host": "gw-01", "config_dir": "/etc/inferops-gateway", "state_dir": "/var/lib/inferops-gateway",
+         "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health",
          "service": "inferops-gateway", "drain": True, "drain_timeout": 30, "allow_outage": True},
-        {"host": "gw-02", "state_dir": "/srv/gw", "health_url": "http://127.0.0.1:4000/health",
+        {"host": "gw-02", "config_dir": "/etc/inferops-gateway", "state_dir": "/srv/gw",
+         "url": "http://127.0.0.1:4000", "health_url": "http://127.0.0.1:4000/health",
          "service": "inferops-gateway", "drain": False, "drain_timeout": 600, "allow_outage": False}]
     assert plan["draining"] == ["gw-01"] and plan["drain_timeout"] == 30
     assert g.routing_plan([], HOSTVARS) == {"gateways": [], "draining": [], "drain_timeout": 0}
