@@ -158,6 +158,13 @@ def outages(groups, drained, stopping):
     return found
 
 
+def outages_of(found, host=None):
+    """The outages of ``found`` that ``host`` takes part in (it is among their stopping hosts): a
+    serving host asking about its whole batch refuses only its own; every outage when ``host`` is
+    None. The other hosts of an outage ask too, and refuse it themselves."""
+    return [entry for entry in found if host is None or host in entry["hosts"]]
+
+
 def outage_message(found, expected_seconds=None):
     """Why the drain is refused, naming each group, its hosts and the expected outage."""
     what = "; ".join("model group %s has no other host in routing than %s"

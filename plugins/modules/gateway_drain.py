@@ -71,6 +71,12 @@ options:
   expected_seconds:
     description: How long the hosts are expected to be out, for the outage message.
     type: int
+  asking:
+    description:
+      - The serving host asking about O(hosts) (its batch), for the outage check - only an outage
+        that host takes part in (it is among the outage's stopping hosts) fails the task; the
+        others are in RV(outages) and refused when their own hosts ask. Unset - every outage fails it.
+    type: str
   health_url:
     description:
       - The proxy's C(/health) on the gateway host (LiteLLM's last background health check). With
@@ -179,6 +185,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._drain import (
     open_lock,
     outage_message,
     outages,
+    outages_of,
     parse_routing,
     parse_state,
     read_text,
@@ -234,9 +241,10 @@ def _wait_healthy(module, params, groups, result, state_path):
         module.fail_json(msg=str(exc), **result)
     result["previously_drained"] = before
     result["outages"] = outages(groups, before, params["hosts"])
-    if result["outages"] and not params["allow_outage"]:
+    refused = outages_of(result["outages"], params["asking"])
+    if refused and not params["allow_outage"]:
         result["drained"] = before
-        module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
+        module.fail_json(msg=outage_message(refused, params["expected_seconds"]), **result)
     waiting_for = [host for host in params["hosts"] if host not in before]
     # An accepted outage (a group with no other host in routing) has nothing to wait for; the
     # other groups of the hosts still wait for another healthy host.
@@ -260,6 +268,7 @@ def run_module():
             by=dict(type="str", default="inferops.serving"),
             allow_outage=dict(type="bool", default=False),
             expected_seconds=dict(type="int"),
+            asking=dict(type="str"),
             health_url=dict(type="str"),
             master_key=dict(type="str", no_log=True),
             health_timeout=dict(type="int", default=600),
@@ -299,9 +308,10 @@ def run_module():
         result["previously_drained"] = before
         if params["state"] == "drained":
             result["outages"] = outages(groups, before, params["hosts"])
-            if result["outages"] and not params["allow_outage"]:
+            refused = outages_of(result["outages"], params["asking"])
+            if refused and not params["allow_outage"]:
                 result["drained"] = before
-                module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
+                module.fail_json(msg=outage_message(refused, params["expected_seconds"]), **result)
             now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             after = updated(before, drain=params["hosts"], by=params["by"], now=now)
         else:

@@ -66,6 +66,27 @@ def test_check_mode_asks_the_question_and_writes_nothing(run_module, tmp_path):
     assert not (tmp_path / "drained.json").exists()
 
 
+def test_a_host_asking_about_its_batch_refuses_only_an_outage_it_takes_part_in(run_module, tmp_path):
+    """site.yml's first wave: spark-1 (of a group of two) and g7e-1 (a group of one) stop, spark-2
+    does not change; each asks about the whole batch. Only g7e-1's converge is refused: spark-1 and
+    spark-2 go on (they saw the outage, in the result)."""
+    state_dir = configured(tmp_path)
+    batch = {"hosts": ["spark-1", "g7e-1"], "state_dir": state_dir, "expected_seconds": 190}
+    for host in ("spark-1", "spark-2"):
+        failed, result = run_module(gateway_drain, dict(batch, asking=host), check_mode=True)
+        assert not failed, result
+        assert result["outages"] == [{"group": "sglang-m", "hosts": ["g7e-1"]}]
+    failed, result = run_module(gateway_drain, dict(batch, asking="g7e-1"), check_mode=True)
+    assert failed and "model group sglang-m has no other host in routing than g7e-1" in result["msg"]
+    assert MODEL not in result["msg"]
+    # Both Sparks in one batch: an outage each of them takes part in.
+    both = {"hosts": ["spark-1", "spark-2"], "state_dir": state_dir}
+    for host in ("spark-1", "spark-2"):
+        failed, result = run_module(gateway_drain, dict(both, asking=host), check_mode=True)
+        assert failed and "model group %s has no other host in routing than spark-1, spark-2" % MODEL in result["msg"]
+    assert not (tmp_path / "drained.json").exists()
+
+
 def test_a_gateway_not_configured_yet_has_nothing_to_drain(run_module, tmp_path):
     state_dir = tmp_path / "not-yet"
     failed, result = run_module(gateway_drain, {"hosts": ["spark-1"], "state_dir": str(state_dir)})
