@@ -25,10 +25,10 @@ description:
   - V(address) - the gateway's own addresses from O(listen_address), O(port) and O(host_address)
     alone (no serving host needed) - C(client_url), the URL clients use, and C(local_url), where
     the gateway host's own requests reach the proxy. The gateway role's C(status) reads it.
-  - V(client_keys) - the client keys' file the gateway's auth hook reads (C(inferops_auth.py)): for
+  - V(client_keys) - the client keys' file the gateway's auth hook reads (C(inferops_auth.py)) - for
     each of O(client_keys) its name, client, models (with their aliases), rpm, expiry and the
     HMAC-SHA256 of its key under a secret derived from O(master_key) - never the key. Refused
-    with every problem of the keys (naming the variable, never a value). Key material: use it
+    with every problem of the keys (naming the variable, never a value). Key material - use it
     only in a task with C(no_log).
   - With O(secrets), the secret counterpart instead - for V(gateway) the env file's text (the
     master key and each engine key from the hosts' C(server_secrets)), for V(routing) each

@@ -302,3 +302,17 @@ def test_the_drains_503_says_when_to_retry():
     assert err.value.status_code == 503 and err.value.headers == {"Retry-After": "610"}
     assert drain.retry_after([{"model_info": {"inferops_retry_after": 1810}}, {"model_info": {"inferops_retry_after": 610}}]) == 610
     assert drain.retry_after([{"model_info": {}}]) is None
+
+
+# ---- usage in gateway_status ----
+
+def test_the_status_read_carries_each_keys_usage():
+    from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_from_reads
+    read = {"status": 200, "json": {"data": [{"model_name": FP8, "model_info": {"inferops_host": "g7e-1"}}]}}
+    text = json.dumps({"since": "2026-12-05T14:41:54Z", "updated": "2026-12-05T14:42:00Z",
+                       "keys": {"team-b": {"client": "team-b", "requests": 2, "total_tokens": 12}}})
+    status = routing_from_reads(read, "gw-01", "http://gw-01:4000/v1", None, text)
+    assert status["ok"] and status["usage"]["keys"] == {"team-b": {"client": "team-b", "requests": 2, "total_tokens": 12}}
+    assert routing_from_reads(read, "gw-01", "http://gw-01:4000/v1")["usage"] is None
+    broken = routing_from_reads(read, "gw-01", "http://gw-01:4000/v1", None, "{half")
+    assert broken["ok"] and broken["usage"]["problem"].startswith("the usage file is not")
