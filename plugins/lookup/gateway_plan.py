@@ -28,12 +28,17 @@ description:
   - V(forget) - the running configuration O(config) (the gateway host's C(config.yaml), parsed)
     without the deployments of the serving hosts O(hosts), which leave the fleet
     (C(playbooks/undeploy.yml)); the other hosts' deployments and the settings stay as they are.
+  - V(client_keys) - the client keys' file the gateway's auth hook reads (C(inferops_auth.py)) - for
+    each of O(client_keys) its name, client, models (with their aliases), rpm, expiry and the
+    HMAC-SHA256 of its key under a secret derived from O(master_key) - never the key. Refused
+    with every problem of the keys (naming the variable, never a value). Key material - use it
+    only in a task with C(no_log).
   - With O(secrets), the secret counterpart instead - for V(gateway) the env file's text (the
     master key and each engine key from the hosts' C(server_secrets)), for V(routing) each
     gateway host's C(gateway_master_key). Use it only in a task with C(no_log).
 options:
   _terms:
-    description: V(gateway), V(routing), V(address) or V(forget); V(gateway) when none is given.
+    description: V(gateway), V(routing), V(address), V(forget) or V(client_keys); V(gateway) when none is given.
     type: list
     elements: str
     required: false
@@ -67,6 +72,14 @@ options:
   master_key:
     description: C(gateway_master_key) (V(gateway)), checked for the plan's C(key_problems); never in the plan.
     type: str
+  client_keys:
+    description:
+      - C(gateway_client_keys) (V(gateway), V(client_keys)) - a list of C({name, key, models, client,
+        rpm, expires}); checked for the plan's C(key_problems), which names each entry and never a key.
+        The plan lists them without their keys (C(client_keys)).
+    type: list
+    elements: raw
+    default: []
   gateways:
     description: The gateway hosts (V(routing)), usually C(groups['gateway']).
     type: list
@@ -102,6 +115,16 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ lookup('inferops.serving.gateway_plan', 'forget', hosts=['spark-03'], config=running_config).config }}"
 
+- name: Write the client keys' hashes
+  ansible.builtin.copy:
+    content: >-
+      {{ lookup('inferops.serving.gateway_plan', 'client_keys', hosts=gateway.hosts, master_key=gateway_master_key,
+                client_keys=gateway_client_keys) }}
+    dest: /etc/inferops-gateway/client_keys.json
+    group: inferops-gateway
+    mode: "0640"
+  no_log: true
+
 - name: Read where each gateway host keeps its drain state
   ansible.builtin.debug:
     msg: "{{ lookup('inferops.serving.gateway_plan', 'routing', gateways=groups['gateway']).gateways }}"
@@ -114,7 +137,8 @@ _raw:
       (model group -> hosts), C(aliases) (alias -> model group), C(key_env) (env file variable ->
       C({host, secret})), C(backends) (each host's C(host), C(address), C(group), C(api_base)),
       C(expect) (the groups and aliases the proof must see), C(client_url), C(local_url),
-      C(hosts), C(proven) (the hosts this run proved and did not fail after) and C(key_problems).
+      C(hosts), C(proven) (the hosts this run proved and did not fail after), C(client_keys) (each
+      client key's C(name), C(client), C(models), C(rpm), C(expires); no key, no hash) and C(key_problems).
     - V(routing) - C(gateways) (each C(host), C(config_dir), C(state_dir), C(health_url), C(service), C(drain),
       C(drain_timeout), C(allow_outage)), C(draining) (the gateway hosts whose drain is on) and
       C(drain_timeout) (the longest of theirs).
@@ -122,6 +146,7 @@ _raw:
     - V(forget) - C(config) (the new configuration), C(groups) (model group -> remaining hosts),
       C(removed) (the hosts whose deployments were removed) and C(env) (the env file's variables
       only they used).
+    - V(client_keys) - the keys file's text (JSON).
     - With O(secrets), the env file's text (V(gateway)), or each gateway host's master key by its name (V(routing)).
   type: list
   elements: raw
@@ -134,6 +159,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes im
 from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
     GatewayError,
     gateway_address,
+    gateway_client_keys_file,
     gateway_env_file,
     forget_hosts,
     gateway_plan,
@@ -142,7 +168,7 @@ from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
 )
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 
-KINDS = ("gateway", "routing", "address", "forget")
+KINDS = ("gateway", "routing", "address", "forget", "client_keys")
 
 
 class LookupModule(LookupBase):
@@ -165,10 +191,13 @@ class LookupModule(LookupBase):
                 return [routing_master_keys(gateways, hostvars) if secrets else routing_plan(gateways, hostvars)]
             hosts = [str(host) for host in self.get_option("hosts") or []]
             settings = plain(self.get_option("settings") or {})
+            client_keys = plain(self.get_option("client_keys") or [])
+            if kind == "client_keys":
+                return [gateway_client_keys_file(hosts, hostvars, settings, self.get_option("master_key"), client_keys)]
             if secrets:
                 return [gateway_env_file(hosts, hostvars, settings, self.get_option("master_key"))]
             return [plain(gateway_plan(hosts, hostvars, settings, self.get_option("listen_address"),
                                        self.get_option("port"), self.get_option("host_address"),
-                                       self.get_option("master_key")))]
+                                       self.get_option("master_key"), client_keys))]
         except GatewayError as exc:
             raise AnsibleLookupError(scrub(exc)) from None

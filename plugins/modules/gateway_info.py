@@ -59,6 +59,12 @@ options:
     description: The gateway's drain file (C(<gateway_state_dir>/drained.json)).
     type: path
     required: true
+  usage_file:
+    description:
+      - The client keys' usage file the proxy writes (C(usage.json) in its own directory), read as
+        RV(usage); none when omitted. A link or another kind of file is refused (RV(usage_problem)),
+        not followed.
+    type: path
   service:
     description: The proxy's systemd unit, named in the messages (C(journalctl -u)).
     type: str
@@ -114,6 +120,15 @@ drained:
   returned: always
   type: str
   sample: '{"hosts": {}}'
+usage:
+  description: The usage file's text (each client key's requests and tokens since the proxy started); null when there is none.
+  returned: always
+  type: str
+  sample: '{"since": "2026-12-05T14:41:54Z", "keys": {"team-a-2026-12": {"client": "team-a", "requests": 2}}}'
+usage_problem:
+  description: Why the usage file could not be read; null when it was (or there is none).
+  returned: always
+  type: str
 msg:
   description: What was proven, or why the proxy is not ready yet.
   returned: always
@@ -172,6 +187,7 @@ def run_module():
             wait=dict(type="int", default=20),
             timeout=dict(type="int", default=30),
             drain_file=dict(type="path", required=True),
+            usage_file=dict(type="path"),
             service=dict(type="str", default="inferops-gateway"),
         ),
         supports_check_mode=True,
@@ -184,7 +200,7 @@ def run_module():
     for name in ("wait", "timeout"):
         if params[name] < 1:
             module.fail_json(msg="%s: %d is not a number of seconds; give 1 or more" % (name, params[name]))
-    result = dict(changed=False, ready=True, listed=[], model_info={}, drained=None)
+    result = dict(changed=False, ready=True, listed=[], model_info={}, drained=None, usage=None, usage_problem=None)
     key, timeout = params["master_key"], params["timeout"]
     if params["prove"]:
         ready, last = _wait_ready(url, params["wait"], timeout)
@@ -212,6 +228,12 @@ def run_module():
         module.fail_json(msg=str(exc), **result)
     except OSError as exc:
         module.fail_json(msg="%s: %s" % (params["drain_file"], exc), **result)
+    if params["usage_file"]:
+        # Written by the proxy's user: read without following a link; a problem is reported, not fatal.
+        try:
+            result["usage"] = read_text(params["usage_file"])
+        except (DrainError, OSError) as exc:
+            result["usage_problem"] = "%s: %s" % (params["usage_file"], exc) if isinstance(exc, OSError) else str(exc)
     module.exit_json(msg=proven, **result)
 
 

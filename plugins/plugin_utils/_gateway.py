@@ -30,7 +30,11 @@ Schema: LiteLLM 1.106 (``litellm/proxy/proxy_server.py`` ``load_config``: ``mode
 """
 from __future__ import annotations
 
+import datetime
+import hashlib
+import hmac
 import ipaddress
+import json
 import re
 from collections.abc import Mapping
 
@@ -46,6 +50,20 @@ MASTER_KEY_ENV = "LITELLM_MASTER_KEY"
 # The drain filter (roles/gateway/files/inferops_drain.py, installed beside config.yaml as
 # inferops_drain.py): LiteLLM loads ``<module>.<instance>`` from the config's directory.
 DRAIN_CALLBACK = "inferops_drain.drain_filter"
+# The client keys (roles/gateway/files/inferops_auth.py, installed beside config.yaml): LiteLLM's
+# documented custom auth (general_settings.custom_auth) and the per-key usage counters (a callback).
+AUTH_HOOK = "inferops_auth.user_api_key_auth"
+USAGE_CALLBACK = "inferops_auth.usage"
+# The keys file's format and the HMAC's label (inferops_auth.FORMAT, HASH_LABEL: a unit test keeps them equal).
+CLIENT_KEYS_FORMAT = "inferops-gateway-client-keys/1"
+CLIENT_KEY_HASH_LABEL = b"inferops.serving gateway client key v1"
+CLIENT_KEY_MIN_LENGTH = 32
+CLIENT_KEY_FIELDS = ("name", "key", "models", "client", "rpm", "expires")
+# Docker's stop timeout when the plan sets none, and the server role's readiness cap of a restart
+# (roles/server/defaults/main.yml server_ready_timeout; a unit test keeps them equal): the
+# routing role's outage estimate (roles/server/vars/main.yml __server_outage_seconds).
+DOCKER_STOP_TIMEOUT = 10
+SERVER_READY_TIMEOUT = 1800
 # LiteLLM's OpenAI-compatible provider for self-hosted engines: ``hosted_vllm/<model>`` sends the
 # request to ``<api_base>/chat/completions`` (or ``/completions``) unchanged and leaves the
 # Authorization header out when no key is set (litellm/llms/hosted_vllm/chat/transformation.py).
@@ -185,14 +203,28 @@ def _backend(index, backend):
     return host, address, deployment
 
 
-def gateway_config(backends, settings=None):
+def expected_back_seconds(host, deployment, ready_timeout=None):
+    """Seconds until ``host``'s engine is expected back once it stops: its plan's stop timeout
+    (``spec.stop_timeout``, Docker's 10 s when it sets none) plus the server role's readiness cap of
+    a restart (``server_ready_timeout``, 1800 s by default) - the routing role's outage estimate
+    (roles/server/vars/main.yml ``__server_outage_seconds``). The drain's 503 sends it as Retry-After."""
+    stop = ((deployment.get("spec") or {}).get("stop_timeout")) or DOCKER_STOP_TIMEOUT
+    ready = SERVER_READY_TIMEOUT if ready_timeout is None else ready_timeout
+    for name, value in (("spec.stop_timeout", stop), ("server_ready_timeout", ready)):
+        if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and value.strip().isdigit()):
+            raise GatewayError("%s: %s got %s; expected a whole number of seconds" % (host, name, _validate.describe(value)))
+    return int(stop) + int(ready)
+
+
+def gateway_config(backends, settings=None, client_auth=False):
     """The LiteLLM proxy configuration of the serving hosts ``backends``.
 
     ``backends``: a list of ``{host, address, deployment}`` - the inventory name, the address the
     gateway reaches the host at, and its plan (``server_deployment``). Returns
     ``{config, groups, aliases, key_env}``: ``config`` is LiteLLM's ``config.yaml`` (no secret
     value), ``groups`` each model group's hosts, ``aliases`` alias -> group, ``key_env`` each env
-    file variable -> ``{host, secret}`` (the name in that host's ``server_secrets``).
+    file variable -> ``{host, secret}`` (the name in that host's ``server_secrets``). With
+    ``client_auth`` (client keys declared) the config loads the client-key hook and its usage counters.
     """
     settings = check_settings(settings)
     if not isinstance(backends, (list, tuple)) or not backends:
@@ -232,8 +264,11 @@ def gateway_config(backends, settings=None):
             params["api_key"] = "os.environ/" + var
         model_list.append({"model_name": group, "litellm_params": params,
                            # id: the deployment's stable id (LiteLLM's model_id); inferops_host: the
-                           # serving host it is, read by the drain and by status (_gateway_routing).
-                           "model_info": {"id": host, "inferops_host": host, "mode": "chat"}})
+                           # serving host it is, read by the drain and by status (_gateway_routing);
+                           # inferops_retry_after: the drain's Retry-After when no host of the group is left.
+                           "model_info": {"id": host, "inferops_host": host, "mode": "chat",
+                                          "inferops_retry_after": expected_back_seconds(
+                                              host, deployment, backend.get("ready_timeout"))}})
         for alias in names[1:]:
             aliases.setdefault(alias, group)
     for alias, target in sorted(settings["aliases"].items()):
@@ -264,8 +299,9 @@ def gateway_config(backends, settings=None):
         "router_settings": router,
         # Requests pass through unchanged: an unknown parameter is the engine's to refuse.
         "litellm_settings": {"drop_params": False, "request_timeout": settings["timeout"],
-                             # The drained hosts leave the routing (module beside config.yaml).
-                             "callbacks": [DRAIN_CALLBACK]},
+                             # The drained hosts leave the routing (module beside config.yaml);
+                             # with client keys, each key's requests and tokens are counted.
+                             "callbacks": [DRAIN_CALLBACK] + ([USAGE_CALLBACK] if client_auth else [])},
         "general_settings": {
             "master_key": "os.environ/" + MASTER_KEY_ENV,
             "background_health_checks": True,
@@ -274,6 +310,9 @@ def gateway_config(backends, settings=None):
             "health_check_details": False,
         },
     }
+    if client_auth:
+        # Every authenticated request: the master key, else a client key's keyed hash (inferops_auth.py).
+        config["general_settings"]["custom_auth"] = AUTH_HOOK
     _only_own_env_references(config)
     return {"config": config, "groups": {k: sorted(v) for k, v in sorted(groups.items())},
             "aliases": dict(sorted(aliases.items())), "key_env": dict(sorted(key_env.items()))}
@@ -340,6 +379,143 @@ def gateway_env_text(key_env, host_secrets, master_key):
     return "".join("%s=%s\n" % (var, value) for var, value, _problem in entries)
 
 
+# ---- the client keys (gateway_client_keys) ----
+
+# ansible-core's vaulted strings (2.18 AnsibleVaultEncryptedUnicode, 2.19+ EncryptedString): str() decrypts.
+_VAULT_TYPES = ("AnsibleVaultEncryptedUnicode", "EncryptedString")
+_CLIENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_CLIENT_KEYS_FIX = ("gateway_client_keys: a list of {name, key, models, client, rpm, expires}, e.g. "
+                    "[{name: team-a-2026-12, key: \"{{ vault_team_a_key }}\", models: [nemotron], rpm: 60, "
+                    "expires: \"2027-06-30T00:00:00Z\"}]")
+
+
+def client_key_hash(master_key, key):
+    """HMAC-SHA256 (hex) of the client key ``key`` under a secret derived from the master key: what
+    the keys file holds, and what inferops_auth.py computes of each request's key."""
+    secret = hmac.new(master_key.encode("utf-8"), CLIENT_KEY_HASH_LABEL, hashlib.sha256).digest()
+    return hmac.new(secret, key.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _expiry(value):
+    """An ISO 8601 date or time (a YAML date too) as UTC ``YYYY-MM-DDTHH:MM:SSZ``; a date alone is its
+    00:00 UTC; a time without a zone is UTC. Raises ValueError."""
+    if isinstance(value, datetime.datetime):
+        when = value
+    elif isinstance(value, datetime.date):
+        when = datetime.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        when = datetime.datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+    else:
+        raise ValueError(value)
+    when = when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)
+    return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_client_keys(client_keys, groups, aliases, master_key=None):
+    """``(entries, problems)`` of ``gateway_client_keys``: each entry ``{name, client, key, models, rpm,
+    expires}`` - ``models`` every name a client may send for its models (each group it names, by its
+    served name or an alias, with all of that group's aliases), ``expires`` UTC or None - and what is
+    wrong, one message each naming the variable, the entry, the problem and the fix, never a key."""
+    if client_keys is None or client_keys == "":
+        client_keys = []
+    if not isinstance(client_keys, (list, tuple)):
+        return [], ["gateway_client_keys: got %s; expected %s" % (_validate.describe(client_keys), _CLIENT_KEYS_FIX)]
+    by_group = {}
+    for alias, group in aliases.items():
+        by_group.setdefault(group, []).append(alias)
+    entries, problems, names, hashes = [], [], set(), {}
+    for index, raw in enumerate(client_keys):
+        where = "gateway_client_keys[%d]" % index
+        if not isinstance(raw, Mapping):
+            problems.append("%s: got %s; expected a mapping {name, key, models, ...} (%s)"
+                            % (where, _validate.describe(raw), _CLIENT_KEYS_FIX))
+            continue
+        name = raw.get("name")
+        if not isinstance(name, str) or not _CLIENT_NAME_RE.fullmatch(name):
+            problems.append("%s.name: got %s; expected 1 to 64 letters, digits, '.', '_' or '-', beginning with a "
+                            "letter or digit (e.g. team-a-2026-12)" % (where, _validate.describe(name)))
+            continue
+        where = "gateway_client_keys[%d] (%s)" % (index, name)
+        unknown = sorted(set(map(str, raw)) - set(CLIENT_KEY_FIELDS))
+        if unknown:
+            problems.append("%s: unknown field %s; the fields are %s" % (where, ", ".join(unknown), ", ".join(CLIENT_KEY_FIELDS)))
+        if name in names:
+            problems.append("%s: the name %s is used twice; each key needs its own name (a rotation is two entries "
+                            "with two names, e.g. team-a-2026-11 and team-a-2026-12, and one client: team-a)" % (where, name))
+        names.add(name)
+        client = raw.get("client", name)
+        if client is None:
+            client = name
+        if not isinstance(client, str) or not _CLIENT_NAME_RE.fullmatch(client):
+            problems.append("%s.client: got %s; expected 1 to 64 letters, digits, '.', '_' or '-' (the client the "
+                            "key belongs to; two keys of one client during a rotation)" % (where, _validate.describe(client)))
+        key = raw.get("key")
+        if type(key).__name__ in _VAULT_TYPES:  # a vaulted value ansible-core left encrypted in a list
+            key = str(key)
+        if not isinstance(key, str) or not key:
+            problems.append("%s.key: missing or not a string; set it from the vault, e.g. ansible-vault encrypt_string "
+                            "\"sk-$(openssl rand -hex 24)\" (value not shown)" % where)
+        elif len(key) < CLIENT_KEY_MIN_LENGTH or key != key.strip() or any(ord(c) < 33 or ord(c) == 127 for c in key):
+            problems.append("%s.key: shorter than %d characters or with a space or control character; use a random "
+                            "key of %d or more, e.g. \"sk-$(openssl rand -hex 24)\" from the vault (value not shown)"
+                            % (where, CLIENT_KEY_MIN_LENGTH, CLIENT_KEY_MIN_LENGTH))
+        elif isinstance(master_key, str) and master_key and hmac.compare_digest(key.encode("utf-8"), master_key.encode("utf-8")):
+            problems.append("%s.key: is the master key (gateway_master_key), which stays the operator's; give the client "
+                            "a key of its own (value not shown)" % where)
+        else:
+            digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+            if digest in hashes:
+                problems.append("%s.key: the same key as %s; each entry needs its own key (value not shown)"
+                                % (where, hashes[digest]))
+            hashes.setdefault(digest, name)
+        models = raw.get("models")
+        if isinstance(models, str):
+            models = [models]
+        allowed = []
+        if not isinstance(models, (list, tuple)) or not models or not all(isinstance(m, str) and m for m in models):
+            problems.append("%s.models: got %s; expected a list of the fleet's served model names or aliases, e.g. [%s]"
+                            % (where, _validate.describe(models), ", ".join(sorted(groups)[:2])))
+        else:
+            for model in models:
+                group = model if model in groups else aliases.get(model)
+                if group is None:
+                    problems.append("%s.models: %s is not served by the fleet; expected a served model name or alias: %s"
+                                    % (where, model, ", ".join(sorted(set(groups) | set(aliases)))))
+                    continue
+                allowed += [group] + by_group.get(group, [])
+        rpm = raw.get("rpm")
+        if rpm is not None and (isinstance(rpm, bool) or not (isinstance(rpm, int) or isinstance(rpm, str) and rpm.strip().isdigit())
+                                or not 1 <= int(rpm) <= 1000000):
+            problems.append("%s.rpm: got %s; expected requests per minute, a whole number from 1 to 1000000, or leave "
+                            "it out for no limit" % (where, _validate.describe(rpm)))
+            rpm = None
+        expires = raw.get("expires")
+        if expires is not None:
+            try:
+                expires = _expiry(expires)
+            except (ValueError, TypeError, OverflowError):
+                problems.append("%s.expires: got %s; expected an ISO 8601 date or time, e.g. 2027-06-30 or "
+                                "2027-06-30T12:00:00Z (UTC when no zone is given), or leave it out for no expiry"
+                                % (where, _validate.describe(expires)))
+                expires = None
+        entries.append({"name": name, "client": client if isinstance(client, str) else name, "key": key,
+                        "models": sorted(set(allowed)), "rpm": int(rpm) if rpm is not None else None, "expires": expires})
+    return entries, problems
+
+
+def client_keys_summary(entries):
+    """What the plan shows of the client keys: no key, no hash."""
+    return [{k: entry[k] for k in ("name", "client", "models", "rpm", "expires")} for entry in entries]
+
+
+def client_keys_text(entries, master_key):
+    """The keys file inferops_auth.py reads: each entry's hash (:func:`client_key_hash`), never the key."""
+    keys = [{"name": e["name"], "client": e["client"], "hmac": client_key_hash(master_key, e["key"]),
+             "models": e["models"], "rpm": e["rpm"], "expires": e["expires"]} for e in sorted(entries, key=lambda e: e["name"])]
+    return json.dumps({"format": CLIENT_KEYS_FORMAT, "hash": "hmac-sha256", "keys": keys}, indent=2, sort_keys=True) + "\n"
+
+
 # ---- the plan the gateway role reads (the gateway_plan lookup) ----
 
 def local_url(listen_address, port):
@@ -382,7 +558,8 @@ def serving_backends(hosts, hostvars):
             address = host_vars["gateway_backend_address"]
         else:
             address = host_vars.get("ansible_host", host)
-        found.append({"host": str(host), "address": address, "deployment": host_vars.get("server_deployment")})
+        found.append({"host": str(host), "address": address, "deployment": host_vars.get("server_deployment"),
+                      "ready_timeout": host_vars.get("server_ready_timeout")})
     return found
 
 
@@ -400,7 +577,7 @@ def host_secrets(hosts, hostvars):
 
 
 def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", port=4000, host_address=None,
-                 master_key=None):
+                 master_key=None, client_keys=None):
     """Everything the gateway role writes and proves, from the serving hosts' published plans.
 
     ``hosts``: the serving hosts (``gateway_serving_hosts`` expanded); ``hostvars``: every host's
@@ -410,12 +587,13 @@ def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", por
     ``backends`` (each host's ``{host, address, group, api_base}``), ``expect`` (every model group
     and alias the proof must see listed), ``client_url`` (what clients use), ``local_url`` (the
     role's own requests on the gateway host), ``hosts`` and ``proven`` (the hosts this run proved,
-    which the role puts back in routing) and ``key_problems`` (what is wrong with the master key or
-    an engine key, naming the variable, never a value). No secret value in it.
+    which the role puts back in routing), ``client_keys`` (each client key's name, client, models,
+    rpm and expiry: no key, no hash) and ``key_problems`` (what is wrong with the master key, an
+    engine key or a client key, naming the variable, never a value). No secret value in it.
     """
     hosts = [str(host) for host in hosts]
     backends = serving_backends(hosts, hostvars)
-    result = gateway_config(backends, settings)
+    result = gateway_config(backends, settings, client_auth=bool(client_keys))
     by_host = {entry["model_info"]["id"]: entry for entry in result["config"]["model_list"]}
     result["backends"] = [{"host": backend["host"], "address": backend["address"],
                            "group": by_host[backend["host"]]["model_name"],
@@ -425,7 +603,22 @@ def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", por
     result["hosts"] = hosts
     result["proven"] = proven_hosts(hosts, hostvars)
     result["key_problems"] = gateway_env_problems(result["key_env"], host_secrets(hosts, hostvars), master_key)
+    entries, problems = check_client_keys(client_keys, result["groups"], result["aliases"], master_key)
+    result["client_keys"] = client_keys_summary(entries)
+    result["key_problems"] += problems
     return result
+
+
+def gateway_client_keys_file(hosts, hostvars, settings=None, master_key=None, client_keys=None):
+    """The keys file's text (:func:`client_keys_text`) for the fleet of ``hosts``; refuses what
+    :func:`check_client_keys` or the master key's check finds wrong. Key material: no_log only."""
+    hosts = [str(host) for host in hosts]
+    result = gateway_config(serving_backends(hosts, hostvars), settings, client_auth=bool(client_keys))
+    entries, problems = check_client_keys(client_keys, result["groups"], result["aliases"], master_key)
+    problems = gateway_env_problems({}, {}, master_key) + problems
+    if problems:
+        raise GatewayError("; ".join(problems))
+    return client_keys_text(entries, master_key)
 
 
 def gateway_env_file(hosts, hostvars, settings=None, master_key=None):
