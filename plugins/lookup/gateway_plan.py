@@ -139,7 +139,7 @@ _raw:
       C(expect) (the groups and aliases the proof must see), C(client_url), C(local_url),
       C(hosts), C(proven) (the hosts this run proved and did not fail after), C(client_keys) (each
       client key's C(name), C(client), C(models), C(rpm), C(expires); no key, no hash) and C(key_problems).
-    - V(routing) - C(gateways) (each C(host), C(config_dir), C(state_dir), C(health_url), C(service), C(drain),
+    - V(routing) - C(gateways) (each C(host), C(config_dir), C(env_file), C(state_dir), C(health_url), C(service), C(drain),
       C(drain_timeout), C(allow_outage)), C(draining) (the gateway hosts whose drain is on) and
       C(drain_timeout) (the longest of theirs).
     - V(address) - C(client_url) and C(local_url).

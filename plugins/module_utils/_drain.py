@@ -38,6 +38,19 @@ class DrainError(ValueError):
     """A drain state or routing file that cannot be read; the message names the file and the fix."""
 
 
+def running_master_key(env_text):
+    """The master key the gateway's proxy runs with, from its env file's text (``LITELLM_MASTER_KEY=``,
+    as systemd's ``EnvironmentFile=`` reads it, quotes removed), or None."""
+    for line in (env_text or "").splitlines():
+        name, sep, value = line.strip().partition("=")
+        if sep and name.strip() == "LITELLM_MASTER_KEY":
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value or None
+    return None
+
+
 def read_text(path):
     """A file of the gateway's state directory as text; None when there is none (not drained, not configured).
 

@@ -89,8 +89,18 @@ options:
         wait, so accepting the outage of a group of one never drains a group of two blindly.
     type: str
   master_key:
-    description: The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
+    description:
+      - The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
+      - O(master_key_file) takes precedence when it holds one.
     type: str
+  master_key_file:
+    description:
+      - The gateway's env file on the gateway host (the role's C(<gateway_config_dir>/gateway.env)) -
+        the master key the running proxy was started with (C(LITELLM_MASTER_KEY)) is sent to
+        O(health_url). A run that rotates the master key reaches the serving hosts' drains before the
+        gateway play restarts the proxy with the new one. Read without following a link; when it is
+        missing or holds no key, O(master_key) is sent.
+    type: path
   health_timeout:
     description: Seconds the wait for another healthy host lasts at most.
     type: int
@@ -189,6 +199,7 @@ from ansible_collections.inferops.serving.plugins.module_utils._drain import (
     parse_routing,
     parse_state,
     read_text,
+    running_master_key,
     state_dir_problem,
     state_text,
     updated,
@@ -251,8 +262,14 @@ def _wait_healthy(module, params, groups, result, state_path):
     if not any(host in members and any(other != host and other not in before for other in members)
                for host in waiting_for for members in groups.values()):
         return
+    master_key = params["master_key"]
+    if params["master_key_file"]:
+        try:
+            master_key = running_master_key(read_text(params["master_key_file"])) or master_key
+        except (DrainError, OSError):
+            pass  # not readable as a plain file: the key given
     result["waiting"], result["health_answered"] = wait_for_other_hosts(
-        params["health_url"], params["master_key"], groups, before, waiting_for, params["health_timeout"])
+        params["health_url"], master_key, groups, before, waiting_for, params["health_timeout"])
     if result["waiting"] or not result["health_answered"]:
         result["drained"] = before
         module.exit_json(msg="the gateway sees no other healthy host in routing for %s: nothing drained"
@@ -271,6 +288,7 @@ def run_module():
             asking=dict(type="str"),
             health_url=dict(type="str"),
             master_key=dict(type="str", no_log=True),
+            master_key_file=dict(type="path"),
             health_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,

@@ -47,6 +47,8 @@ class GatewayError(ValueError):
 
 
 MASTER_KEY_ENV = "LITELLM_MASTER_KEY"
+# The env file's name in gateway_config_dir (the gateway role's __gateway_env_file).
+ENV_FILE_NAME = "gateway.env"
 # The drain filter (roles/gateway/files/inferops_drain.py, installed beside config.yaml as
 # inferops_drain.py): LiteLLM loads ``<module>.<instance>`` from the config's directory.
 DRAIN_CALLBACK = "inferops_drain.drain_filter"
@@ -686,6 +688,7 @@ def routing_plan(gateways, hostvars):
         found.append({
             "host": gateway,
             "config_dir": str(read("gateway_config_dir")),
+            "env_file": "%s/%s" % (str(read("gateway_config_dir")).rstrip("/"), ENV_FILE_NAME),
             "state_dir": str(read("gateway_state_dir")),
             "url": local_url(read("gateway_listen_address"), port),
             "health_url": local_url(read("gateway_listen_address"), port) + "/health",

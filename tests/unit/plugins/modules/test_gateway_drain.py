@@ -233,6 +233,30 @@ def test_the_health_wait_sends_the_key_and_passes_when_another_host_is_healthy(r
     assert not (tmp_path / "drained.json").exists()
 
 
+def test_the_health_wait_sends_the_key_the_running_proxy_has(run_module, tmp_path):
+    """A run rotating the master key: the serving hosts' drains run before the gateway play restarts
+    the proxy with the new key, so the key read from the gateway's env file (the one the proxy was
+    started with) is sent, not the new one; without the file, the key given."""
+    config = tmp_path / "config"
+    config.mkdir()
+    env_file = config / "gateway.env"
+    env_file.write_text("LITELLM_MASTER_KEY=sk-unit-running-key-4567\nGATEWAY_SPARK_1_VLLM_API_KEY=x\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    health = Health()
+    try:
+        args = {"hosts": ["spark-1"], "state_dir": configured(state), "health_url": health.url,
+                "master_key": "sk-unit-rotated-key-0123", "master_key_file": str(env_file), "health_timeout": 4}
+        failed, result = run_module(gateway_drain, args, check_mode=True)
+        failed_missing, dummy = run_module(gateway_drain, dict(args, master_key_file=str(config / "none.env")),
+                                           check_mode=True)
+    finally:
+        health.close()
+    assert not failed and not failed_missing and result["health_answered"] is True, result
+    assert health.keys == ["Bearer sk-unit-running-key-4567", "Bearer sk-unit-rotated-key-0123"]
+    assert "sk-unit-running-key-4567" not in json.dumps(result)
+
+
 def test_the_health_wait_names_the_groups_still_without_another_healthy_host(run_module, tmp_path):
     health = Health(unhealthy=["spark-2"])
     try:

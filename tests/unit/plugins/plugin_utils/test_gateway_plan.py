@@ -87,13 +87,18 @@ def test_the_addresses_alone_and_a_bad_port_named():
 def test_the_routing_plan_reads_each_gateway_hosts_own_variables_with_the_roles_defaults():
     plan = g.routing_plan(["gw-01", "gw-02"], HOSTVARS)
     assert plan["gateways"] == [
-        {"host": "gw-01", "config_dir": "/etc/inferops-gateway", "state_dir": "/var/lib/inferops-gateway",
-         "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health",
+        {"host": "gw-01", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
+         "state_dir": "/var/lib/inferops-gateway", "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health",
          "service": "inferops-gateway", "drain": True, "drain_timeout": 30, "allow_outage": True},
-        {"host": "gw-02", "config_dir": "/etc/inferops-gateway", "state_dir": "/srv/gw",
+        {"host": "gw-02", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
+         "state_dir": "/srv/gw",
          "url": "http://127.0.0.1:4000", "health_url": "http://127.0.0.1:4000/health",
          "service": "inferops-gateway", "drain": False, "drain_timeout": 600, "allow_outage": False}]
     assert plan["draining"] == ["gw-01"] and plan["drain_timeout"] == 30
+    # the gateway role writes its env file where the routing plan reads the running master key
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "gateway", "vars", "main.yml"),
+              encoding="utf-8") as handle:
+        assert '__gateway_env_file: "{{ gateway_config_dir }}/%s"' % g.ENV_FILE_NAME in handle.read()
     assert g.routing_plan([], HOSTVARS) == {"gateways": [], "draining": [], "drain_timeout": 0}
     assert KEY not in json.dumps(plan)
     assert g.routing_master_keys(["gw-01", "gw-02"], HOSTVARS) == {"gw-01": KEY, "gw-02": None}
