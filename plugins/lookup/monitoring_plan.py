@@ -28,7 +28,7 @@ description:
   - With O(running), the monitoring host's running C(prometheus.yml) and rules file without the
     serving hosts of the terms, which leave the fleet (C(playbooks/undeploy.yml)); nothing else is
     planned and no other host's plan is needed.
-  - The gateway hosts of O(options.gateways) are probed (their C(/health/readiness), through the
+  - The gateway hosts of C(options.gateways) are probed (their C(/health/readiness), through the
     blackbox exporter on the monitoring host) and alerted on (C(InferopsGatewayDown)).
   - Refuses rules that read an engine metric the host's engine release (its plan's
     C(image.engine_version)) does not export, as the engine catalog lists them per release, naming

@@ -238,7 +238,7 @@ def test_both_keys_of_a_rotation_work(gateway):
 
 
 def test_rpm_is_enforced_by_litellm(gateway):
-    statuses = [gateway.chat(KEY_LIMITED, gateway.fp8)[0] for _ in range(3)]
+    statuses = [gateway.chat(KEY_LIMITED, gateway.fp8)[0] for _attempt in range(3)]
     assert statuses == [200, 200, 429]
 
 

@@ -58,7 +58,7 @@ class Clients:
 
     def __init__(self):
         self.results, self.stop = [], threading.Event()
-        self.threads = [threading.Thread(target=self._loop, daemon=True) for _ in range(CLIENTS)]
+        self.threads = [threading.Thread(target=self._loop, daemon=True) for _client in range(CLIENTS)]
 
     def _loop(self):
         body = json.dumps({"model": MODEL, "max_tokens": 24,
@@ -119,7 +119,7 @@ def test_maintenance_out_and_back_loses_no_request(fleet):
                           check=False).stdout.strip() == "active"
     failed = [(round(sent - went_out, 1), status) for sent, status in clients.results if status != 200]
     assert failed == [], failed
-    assert len([1 for sent, _ in clients.results if went_out < sent < came_back]) > 0
+    assert len([1 for sent, _outcome in clients.results if went_out < sent < came_back]) > 0
     assert len(clients.results) > 20
 
 

@@ -116,7 +116,7 @@ class Clients:
             self.outcomes.append(self.one())
 
     def __enter__(self):
-        self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(CLIENTS)]
+        self.threads = [threading.Thread(target=self.run, daemon=True) for _client in range(CLIENTS)]
         for thread in self.threads:
             thread.start()
         return self

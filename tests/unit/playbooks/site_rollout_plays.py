@@ -105,8 +105,8 @@ def run_site(tmp_path, children, *args, alone=False):
     if not alone:
         plays.append(next(entry for entry in site if entry.get("name") == "Fail the run when a serving host failed"))
     (tmp_path / "site.yml").write_text(yaml.safe_dump(plays, sort_keys=False))
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"vars": LOCAL, "children": children}},
-                                                        sort_keys=False))
+    inventory = {"all": {"vars": LOCAL, "children": children}}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory, sort_keys=False))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_RETRY_FILES_ENABLED="0",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json")

@@ -188,13 +188,13 @@ class RedirectingHub(object):
         self.first = ThreadingHTTPServer((first_host, 0), First)
         self.second = self.first if same_port else ThreadingHTTPServer((second_host, 0), Second)
         location = "http://%s:%d" % (second_host, self.second.server_address[1])
-        for server in {self.first, self.second}:
+        for server in dict.fromkeys((self.first, self.second)):
             server.daemon_threads = True
             threading.Thread(target=server.serve_forever, daemon=True).start()
         self.url = "http://%s:%d" % (first_host, self.first.server_address[1])
 
     def shutdown(self):
-        for server in {self.first, self.second}:
+        for server in dict.fromkeys((self.first, self.second)):
             server.shutdown()
 
 
