@@ -80,3 +80,25 @@ def test_the_roles_install_from_the_lock_with_require_hashes(tasks, lookup):
                             "name" not in task["ansible.builtin.pip"] for task in installs)
     with open(os.path.join(ROOT, lookup), encoding="utf-8") as handle:
         assert "lookup('inferops.serving.host_lock'" in handle.read()
+
+
+def test_the_lookup_as_a_task_finds_it_and_refuses_a_pin_it_does_not_hold():
+    """ansible-core's lookup loader in a fresh interpreter (as a task's worker finds the plugin)."""
+    import json
+    import subprocess
+    import sys
+
+    program = """
+import json, sys
+from ansible.plugins.loader import init_plugin_loader, lookup_loader
+init_plugin_loader([sys.argv[1]])
+plugin = lookup_loader.get("inferops.serving.host_lock")
+print(json.dumps([plugin.run(["model_cache"], variables={}, pins=pins)[0] for pins in json.loads(sys.argv[2])]))
+"""
+    ran = subprocess.run([sys.executable, "-c", program, os.path.join(ROOT, ".collections"),
+                          json.dumps([inputs("model_cache"), ["huggingface_hub==0.0.1"]])],
+                         capture_output=True, text=True, check=True, timeout=120)
+    good, bad = json.loads(ran.stdout.splitlines()[-1])
+    assert good["problems"] == [] and good["file"].endswith("roles/model_cache/files/model-cache-requirements.txt")
+    assert os.path.exists(good["file"])
+    assert bad["problems"] and bad["problems"][0].startswith("model_cache_requirements: huggingface_hub==0.0.1 is not")
