@@ -93,6 +93,12 @@ options:
       - The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
       - O(master_key_file) takes precedence when it holds one.
     type: str
+  tls_fingerprint:
+    description:
+      - For an C(https://) O(health_url), the SHA-256 (hex) of the proxy's certificate, which is then the
+        whole trust (its names are the host's, not the loopback address read). Without it the system's
+        trust store and the URL's host name verify it.
+    type: str
   master_key_file:
     description:
       - The gateway's env file on the gateway host (the role's C(<gateway_config_dir>/gateway.env)) -
@@ -211,11 +217,11 @@ HEALTH_EVERY = 5
 HEALTH_READ_TIMEOUT = 30
 
 
-def _health(url, key):
+def _health(url, key, pin=None):
     """The proxy's /health answer (a dict), or None when it did not answer JSON."""
     try:
         status, body = bounded_request("GET", url, headers={"Authorization": "Bearer " + (key or "")},
-                                       timeout=HEALTH_READ_TIMEOUT)
+                                       timeout=HEALTH_READ_TIMEOUT, pin=pin)
     except (OSError, http.client.HTTPException, socket.timeout):
         return None
     if status != 200:
@@ -227,12 +233,12 @@ def _health(url, key):
     return answer if isinstance(answer, dict) else None
 
 
-def wait_for_other_hosts(url, key, groups, drained, hosts, timeout, sleep=time.sleep, clock=time.monotonic):
+def wait_for_other_hosts(url, key, groups, drained, hosts, timeout, sleep=time.sleep, clock=time.monotonic, pin=None):
     """``(waiting groups, answered)``: read ``url`` every HEALTH_EVERY s until each model group of
     ``hosts`` has another host in routing the gateway sees healthy, for at most ``timeout`` s."""
     deadline = clock() + max(0, timeout)
     while True:
-        health = _health(url, key)
+        health = _health(url, key, pin)
         waiting = sorted({group for host in hosts for group in without_other_host(groups, drained, host, health or {})})
         if health is not None and not waiting:
             return [], True
@@ -269,7 +275,8 @@ def _wait_healthy(module, params, groups, result, state_path):
         except (DrainError, OSError):
             pass  # not readable as a plain file: the key given
     result["waiting"], result["health_answered"] = wait_for_other_hosts(
-        params["health_url"], master_key, groups, before, waiting_for, params["health_timeout"])
+        params["health_url"], master_key, groups, before, waiting_for, params["health_timeout"],
+        pin=params["tls_fingerprint"])
     if result["waiting"] or not result["health_answered"]:
         result["drained"] = before
         module.exit_json(msg="the gateway sees no other healthy host in routing for %s: nothing drained"
@@ -289,6 +296,7 @@ def run_module():
             health_url=dict(type="str"),
             master_key=dict(type="str", no_log=True),
             master_key_file=dict(type="path"),
+            tls_fingerprint=dict(type="str"),
             health_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,

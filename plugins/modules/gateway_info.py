@@ -55,6 +55,12 @@ options:
     description: Seconds each request may take.
     type: int
     default: 30
+  tls_fingerprint:
+    description:
+      - For an C(https://) O(url), the SHA-256 (hex) of the proxy's certificate, which is then the whole
+        trust (its names are the host's, not the loopback address read). Without it the system's trust
+        store and the URL's host name verify it.
+    type: str
   drain_file:
     description: The gateway's drain file (C(<gateway_state_dir>/drained.json)).
     type: path
@@ -154,11 +160,14 @@ from ansible_collections.inferops.serving.plugins.module_utils._gateway_read imp
 )
 
 
+PIN = {"value": None}  # the certificate this run pins (tls_fingerprint), set once by run_module
+
+
 def _get(url, key, timeout):
     """``(status, body, None)``, or ``(None, None, error)`` when nothing answered."""
     headers = {"Authorization": "Bearer " + key} if key else {}
     try:
-        status, body = bounded_request("GET", url, headers=headers, timeout=timeout)
+        status, body = bounded_request("GET", url, headers=headers, timeout=timeout, pin=PIN["value"])
         return status, body, None
     except (OSError, http.client.HTTPException, socket.timeout) as exc:
         return None, None, "%s: %s" % (type(exc).__name__, exc)
@@ -189,14 +198,16 @@ def run_module():
             drain_file=dict(type="path", required=True),
             usage_file=dict(type="path"),
             service=dict(type="str", default="inferops-gateway"),
+            tls_fingerprint=dict(type="str"),
         ),
         supports_check_mode=True,
     )
     params = module.params
     url = params["url"].rstrip("/")
-    if not url.startswith("http://"):
-        module.fail_json(msg="url: %r is not an http:// URL; give the proxy's URL on the gateway host, "
+    if not url.startswith(("http://", "https://")):
+        module.fail_json(msg="url: %r is not an http:// or https:// URL; give the proxy's URL on the gateway host, "
                              "for example http://127.0.0.1:4000" % params["url"])
+    PIN["value"] = params["tls_fingerprint"]
     for name in ("wait", "timeout"):
         if params[name] < 1:
             module.fail_json(msg="%s: %d is not a number of seconds; give 1 or more" % (name, params[name]))

@@ -520,28 +520,121 @@ def client_keys_text(entries, master_key):
 
 # ---- the plan the gateway role reads (the gateway_plan lookup) ----
 
-def local_url(listen_address, port):
+def local_url(listen_address, port, tls=False):
     """Where the gateway host's own requests reach the proxy: loopback when it listens there or on
     every interface (IPv4 ``0.0.0.0``, IPv6 ``::``: ``[::1]``), else its listen address, an IPv6
-    one in brackets."""
+    one in brackets; ``https`` with ``tls`` (a certificate and key are given)."""
     address = str(listen_address).strip()
     if address in ("0.0.0.0", "127.0.0.1", ""):
         address = "127.0.0.1"
     elif address in ("::", "[::]"):
         address = "::1"
-    return "http://%s:%d" % (url_host(address), int(port))
+    return "%s://%s:%d" % (scheme(tls), url_host(address), int(port))
 
 
-def gateway_address(listen_address, port, host_address=None):
+def scheme(tls):
+    """``https`` when the proxy speaks TLS, else ``http``."""
+    return "https" if tls else "http"
+
+
+def gateway_address(listen_address, port, host_address=None, tls=False):
     """``{client_url, local_url}``: the URL clients use (``_gateway_routing.client_url``) and
-    where the gateway host's own requests reach the proxy (:func:`local_url`)."""
+    where the gateway host's own requests reach the proxy (:func:`local_url`); https with ``tls``."""
     from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import client_url
     if isinstance(port, bool) or not (isinstance(port, int) or isinstance(port, str) and port.strip().isdigit()) \
             or not 0 < int(port) < 65536:
         raise GatewayError("gateway_port: got %s; expected the port the proxy listens on, e.g. 4000"
                            % _validate.describe(port))
-    return {"client_url": client_url(str(listen_address), int(port), str(host_address or "localhost")),
-            "local_url": local_url(listen_address, int(port))}
+    return {"client_url": client_url(str(listen_address), int(port), str(host_address or "localhost"), scheme(tls)),
+            "local_url": local_url(listen_address, int(port), tls)}
+
+
+# ---- TLS (gateway_tls_certificate, gateway_tls_key: PEM text from the vault) ----
+
+TLS_CERTIFICATE_VAR = "gateway_tls_certificate"
+TLS_KEY_VAR = "gateway_tls_key"
+# Where the role writes them, under gateway_config_dir: the certificate 0644, the key 0640 root:<proxy group>.
+TLS_DIR = "tls"
+TLS_CERTIFICATE_FILE = "certificate.pem"
+TLS_KEY_FILE = "key.pem"
+
+
+def _given(value):
+    return value is not None and not (isinstance(value, str) and not value.strip())
+
+
+def check_tls(certificate=None, key=None, now=None):
+    """``(problems, tls)`` of the proxy's certificate and key (PEM text).
+
+    Neither given: ``([], None)`` - the proxy speaks plain HTTP. Else each problem names the
+    variable, what is wrong and the fix (never a byte of the key): one given without the other, a
+    text that is no PEM certificate (the server's first, its chain after) or no unencrypted PEM
+    private key (LiteLLM's --ssl_keyfile_path takes no passphrase), a key that is not the
+    certificate's, a certificate past its end. ``tls``: ``{fingerprint, names, not_after}`` - the
+    SHA-256 of the server certificate's DER bytes (the role's own reads pin it), its DNS and IP
+    names, its end (ISO 8601).
+    """
+    if not _given(certificate) and not _given(key):
+        return [], None
+    if not _given(certificate) or not _given(key):
+        missing, given = (TLS_CERTIFICATE_VAR, TLS_KEY_VAR) if not _given(certificate) else (TLS_KEY_VAR, TLS_CERTIFICATE_VAR)
+        return ["%s is set but %s is not: give both (the PEM certificate and its private key, from the vault) for "
+                "TLS, or neither for plain HTTP" % (given, missing)], None
+    if not isinstance(certificate, str) or not isinstance(key, str):
+        bad = TLS_CERTIFICATE_VAR if not isinstance(certificate, str) else TLS_KEY_VAR
+        return ["%s: got a %s; expected PEM text (-----BEGIN ...)"
+                % (bad, type(certificate if bad == TLS_CERTIFICATE_VAR else key).__name__)], None
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+    except ImportError:
+        return ["%s, %s: the controller's Python has no cryptography library to check them; install it "
+                "(pip install cryptography: ansible-core's own dependency)" % (TLS_CERTIFICATE_VAR, TLS_KEY_VAR)], None
+    problems = []
+    cert = None
+    try:
+        cert = x509.load_pem_x509_certificates(certificate.encode("utf-8"))[0]
+    except (ValueError, TypeError):
+        problems.append("%s: not a PEM certificate (expected -----BEGIN CERTIFICATE-----, the server's certificate "
+                        "first, its chain after)" % TLS_CERTIFICATE_VAR)
+    private = None
+    try:
+        private = serialization.load_pem_private_key(key.encode("utf-8"), password=None)
+    except TypeError:
+        problems.append("%s: the private key is encrypted; LiteLLM takes no passphrase: give it unencrypted "
+                        "(openssl pkey -in key.pem -out plain.pem) and keep it in the vault" % TLS_KEY_VAR)
+    except Exception:  # noqa: BLE001 - any parse error of the library; never its text (it may quote the key)
+        problems.append("%s: not a PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN RSA/EC "
+                        "PRIVATE KEY-----)" % TLS_KEY_VAR)
+    if cert is None or private is None:
+        return problems, None
+
+    def public(item):
+        return item.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+    if public(cert) != public(private):
+        problems.append("%s does not match %s: the key is not the certificate's (compare openssl x509 -noout -pubkey "
+                        "with openssl pkey -pubout); give the key the certificate was issued for"
+                        % (TLS_KEY_VAR, TLS_CERTIFICATE_VAR))
+    not_after = cert.not_valid_after_utc
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    if not_after <= now:
+        problems.append("%s: the certificate expired on %s; renew it" % (TLS_CERTIFICATE_VAR, not_after.isoformat()))
+    names = []
+    try:
+        alt = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names = [str(n) for n in alt.get_values_for_type(x509.DNSName)] + \
+            [str(n) for n in alt.get_values_for_type(x509.IPAddress)]
+    except x509.ExtensionNotFound:
+        pass
+    return problems, {"fingerprint": cert.fingerprint(hashes.SHA256()).hex(), "names": names,
+                      "not_after": not_after.isoformat()}
+
+
+def tls_files(config_dir):
+    """``{certificate_file, key_file, dir}`` under ``gateway_config_dir``."""
+    base = str(config_dir).rstrip("/") + "/" + TLS_DIR
+    return {"dir": base, "certificate_file": base + "/" + TLS_CERTIFICATE_FILE, "key_file": base + "/" + TLS_KEY_FILE}
 
 
 def _vars_of(hostvars, host):
@@ -578,8 +671,71 @@ def host_secrets(hosts, hostvars):
     return {str(host): _vars_of(hostvars, host).get("server_secrets") or {} for host in hosts}
 
 
+# The proxy's environment (systemd Environment=), LiteLLM's production settings
+# (docs.litellm.ai/docs/proxy/prod): LITELLM_MODE=PRODUCTION (proxy_cli.py loads no .env file from
+# its working directory), JSON_LOGS (one JSON object a line to the journal), LITELLM_LOG above
+# DEBUG (litellm/_logging.py defaults to DEBUG, which logs request parameters); the package's own
+# model cost map (no download from GitHub at start).
+PRODUCTION_ENV = (("LITELLM_MODE", "PRODUCTION"), ("JSON_LOGS", "True"), ("LITELLM_LOG", "WARNING"),
+                  ("LITELLM_LOCAL_MODEL_COST_MAP", "True"))
+# The unit's paths the lookup is given (roles/gateway/vars/main.yml __gateway_unit_paths).
+UNIT_PATHS = ("venv", "config_file", "env_file", "proxy_dir", "drain_file", "keys_file", "usage_file", "config_dir")
+
+
+def gateway_unit(paths, user, listen_address, port, tls=False):
+    """The values of the gateway unit's template (roles/gateway/templates/etc/systemd/system/
+    inferops-gateway.service.j2): ``exec_start`` (LiteLLM's CLI, with --ssl_certfile_path and
+    --ssl_keyfile_path under TLS), ``environment`` (each ``Environment=`` value, quoted),
+    ``state_directory`` (the proxy's own writable directory under /var/lib), ``capabilities``
+    (CAP_NET_BIND_SERVICE for a port under 1024, else none), ``user``. Every path escaped
+    (plugins/plugin_utils/_systemd.py); a value no unit line can carry is refused, naming its variable.
+    """
+    from ansible_collections.inferops.serving.plugins.plugin_utils._systemd import SystemdValueError, systemd_escape
+    paths = dict(paths or {})
+    missing = [name for name in UNIT_PATHS if not paths.get(name)]
+    if missing:
+        raise GatewayError("the gateway unit's paths lack %s (roles/gateway/vars/main.yml __gateway_unit_paths)"
+                           % ", ".join(missing))
+    names = {"venv": "gateway_venv", "config_file": "gateway_config_dir", "env_file": "gateway_config_dir",
+             "config_dir": "gateway_config_dir", "drain_file": "gateway_state_dir", "keys_file": "gateway_config_dir",
+             "proxy_dir": "gateway_state_dir", "usage_file": "gateway_state_dir"}
+    try:
+        def word(value, var):
+            return systemd_escape(value, var, "exec")
+
+        argv = [word(str(paths["venv"]).rstrip("/") + "/bin/litellm", "gateway_venv"),
+                "--config", word(paths["config_file"], "gateway_config_dir"),
+                "--host", word(listen_address, "gateway_listen_address"), "--port", str(int(port))]
+        if tls:
+            files = tls_files(paths["config_dir"])
+            argv += ["--ssl_certfile_path", word(files["certificate_file"], "gateway_config_dir"),
+                     "--ssl_keyfile_path", word(files["key_file"], "gateway_config_dir")]
+        environment = ["%s=%s" % pair for pair in PRODUCTION_ENV]
+        for name, key in (("HOME", "proxy_dir"), ("INFEROPS_GATEWAY_DRAIN_FILE", "drain_file"),
+                          ("INFEROPS_GATEWAY_KEYS_FILE", "keys_file"), ("INFEROPS_GATEWAY_USAGE_FILE", "usage_file")):
+            environment.append(name + "=" + str(paths[key]))
+        environment = [systemd_escape(value, names.get(value.split("=", 1)[0], "gateway_state_dir"), "text",
+                                      quote="always") for value in environment]
+        for key in ("env_file", "proxy_dir"):
+            systemd_escape(paths[key], names[key], "text")
+        proxy_dir = "/" + str(paths["proxy_dir"]).strip("/")
+        if not proxy_dir.startswith("/var/lib/") or len(proxy_dir) <= len("/var/lib/"):
+            raise GatewayError("the proxy's directory %s is not under /var/lib (systemd's StateDirectory=)" % proxy_dir)
+        user_word = systemd_escape(user, "gateway_user", "text")
+    except SystemdValueError as exc:
+        raise GatewayError(str(exc)) from None
+    if not re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", str(user)):
+        raise GatewayError("gateway_user: got %s; expected a system user name (lower-case letters, digits, - and _)"
+                           % _validate.describe(user))
+    return {"exec_start": " ".join(argv), "environment": environment, "user": user_word,
+            "env_file": systemd_escape(paths["env_file"], "gateway_config_dir", "text"),
+            "state_directory": proxy_dir[len("/var/lib/"):], "working_directory": proxy_dir,
+            "capabilities": "CAP_NET_BIND_SERVICE" if int(port) < 1024 else ""}
+
+
 def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", port=4000, host_address=None,
-                 master_key=None, client_keys=None):
+                 master_key=None, client_keys=None, tls_certificate=None, tls_key=None, unit_paths=None,
+                 user="inferops-gateway"):
     """Everything the gateway role writes and proves, from the serving hosts' published plans.
 
     ``hosts``: the serving hosts (``gateway_serving_hosts`` expanded); ``hostvars``: every host's
@@ -591,9 +747,15 @@ def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", por
     role's own requests on the gateway host), ``hosts`` and ``proven`` (the hosts this run proved,
     which the role puts back in routing), ``client_keys`` (each client key's name, client, models,
     rpm and expiry: no key, no hash) and ``key_problems`` (what is wrong with the master key, an
-    engine key or a client key, naming the variable, never a value). No secret value in it.
+    engine key or a client key, naming the variable, never a value), ``tls`` (None for plain
+    HTTP, else the certificate's ``fingerprint``, ``names`` and ``not_after`` and where the role
+    writes it and its key, from :func:`check_tls` of ``tls_certificate`` and ``tls_key``: a
+    problem of theirs is in ``key_problems``, naming the variable), and with ``unit_paths`` the
+    systemd unit's values (:func:`gateway_unit`). No secret value in it.
     """
     hosts = [str(host) for host in hosts]
+    tls_problems, tls = check_tls(tls_certificate, tls_key)
+    tls_on = _given(tls_certificate) or _given(tls_key)
     backends = serving_backends(hosts, hostvars)
     result = gateway_config(backends, settings, client_auth=bool(client_keys))
     by_host = {entry["model_info"]["id"]: entry for entry in result["config"]["model_list"]}
@@ -601,13 +763,18 @@ def gateway_plan(hosts, hostvars, settings=None, listen_address="127.0.0.1", por
                            "group": by_host[backend["host"]]["model_name"],
                            "api_base": by_host[backend["host"]]["litellm_params"]["api_base"]} for backend in backends]
     result["expect"] = sorted(result["groups"]) + sorted(result["aliases"])
-    result.update(gateway_address(listen_address, port, host_address))
+    result.update(gateway_address(listen_address, port, host_address, tls_on))
+    if tls is not None and unit_paths:
+        tls.update(tls_files(unit_paths.get("config_dir")))
+    result["tls"] = tls
+    if unit_paths:
+        result["unit"] = gateway_unit(unit_paths, user, listen_address, port, tls_on)
     result["hosts"] = hosts
     result["proven"] = proven_hosts(hosts, hostvars)
     result["key_problems"] = gateway_env_problems(result["key_env"], host_secrets(hosts, hostvars), master_key)
     entries, problems = check_client_keys(client_keys, result["groups"], result["aliases"], master_key)
     result["client_keys"] = client_keys_summary(entries)
-    result["key_problems"] += problems
+    result["key_problems"] += problems + tls_problems
     return result
 
 
@@ -645,6 +812,7 @@ ROUTING_DEFAULTS = {
     "gateway_drain": True,
     "gateway_drain_timeout": 600,
     "gateway_allow_outage": False,
+    "gateway_tls_certificate": "",
 }
 _BOOL_TRUE = ("y", "yes", "on", "1", "true", "t")
 _BOOL_FALSE = ("n", "no", "off", "0", "false", "f")
@@ -685,13 +853,15 @@ def routing_plan(gateways, hostvars):
             return own[name] if name in own and own[name] is not None else ROUTING_DEFAULTS[name]
 
         port = _seconds(gateway, "gateway_port", read("gateway_port"), low=1)
+        pin = tls_pin(gateway, read("gateway_tls_certificate"))
         found.append({
             "host": gateway,
             "config_dir": str(read("gateway_config_dir")),
             "env_file": "%s/%s" % (str(read("gateway_config_dir")).rstrip("/"), ENV_FILE_NAME),
             "state_dir": str(read("gateway_state_dir")),
-            "url": local_url(read("gateway_listen_address"), port),
-            "health_url": local_url(read("gateway_listen_address"), port) + "/health",
+            "url": local_url(read("gateway_listen_address"), port, bool(pin)),
+            "health_url": local_url(read("gateway_listen_address"), port, bool(pin)) + "/health",
+            "tls_fingerprint": pin,
             "service": str(read("gateway_service_name")),
             "drain": _bool(gateway, "gateway_drain", read("gateway_drain")),
             "drain_timeout": _seconds(gateway, "gateway_drain_timeout", read("gateway_drain_timeout")),
@@ -700,6 +870,20 @@ def routing_plan(gateways, hostvars):
     draining = [entry for entry in found if entry["drain"]]
     return {"gateways": found, "draining": [entry["host"] for entry in draining],
             "drain_timeout": max([entry["drain_timeout"] for entry in draining] or [0])}
+
+
+def tls_pin(gateway, certificate):
+    """The SHA-256 of the gateway host's certificate (``gateway_tls_certificate``), hex, which its
+    own reads on loopback pin; None without one (plain HTTP)."""
+    if not _given(certificate):
+        return None
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes
+        return x509.load_pem_x509_certificates(str(certificate).encode("utf-8"))[0].fingerprint(hashes.SHA256()).hex()
+    except (ImportError, ValueError, TypeError):
+        raise GatewayError("%s: %s is no PEM certificate the controller can read (cryptography); fix it and run "
+                           "playbooks/gateway.yml" % (gateway, TLS_CERTIFICATE_VAR)) from None
 
 
 def routing_master_keys(gateways, hostvars):
@@ -768,14 +952,16 @@ def probe_url(gateway, hostvars):
     """Where the monitoring host probes one gateway host's readiness: the URL its clients use
     (:func:`gateway_address` of its own ``gateway_listen_address``, ``gateway_port`` and
     ``ansible_host``), or its ``monitoring_scrape_address`` when set, then ``/health/readiness``
-    (LiteLLM answers 200 there once the proxy serves, without a key)."""
+    (LiteLLM answers 200 there once the proxy serves, without a key); https when the gateway host has
+    a certificate (``gateway_tls_certificate``: the monitoring host must trust its issuer)."""
     own = _vars_of(hostvars, str(gateway))
+    tls = _given(own.get(TLS_CERTIFICATE_VAR))
     listen = own.get("gateway_listen_address") or ROUTING_DEFAULTS["gateway_listen_address"]
     port = own.get("gateway_port") if own.get("gateway_port") is not None else ROUTING_DEFAULTS["gateway_port"]
     address = own.get("monitoring_scrape_address")
     if address:
         _seconds(gateway, "gateway_port", port, low=1)
-        url = "http://%s:%d/v1" % (url_host(address), int(port))
+        url = "%s://%s:%d/v1" % (scheme(tls), url_host(address), int(port))
     else:
-        url = gateway_address(listen, port, own.get("ansible_host") or str(gateway))["client_url"]
+        url = gateway_address(listen, port, own.get("ansible_host") or str(gateway), tls)["client_url"]
     return url[:-len("/v1")] + "/health/readiness"

@@ -26,10 +26,11 @@ import json
 from collections.abc import Mapping
 
 
-def client_url(listen_address, port, host_address):
-    """The URL clients use: the listen address, or the host's address when it listens on every interface."""
+def client_url(listen_address, port, host_address, scheme="http"):
+    """The URL clients use: the listen address, or the host's address when it listens on every
+    interface; ``scheme`` https when the proxy speaks TLS."""
     address = str(host_address if str(listen_address) in ("0.0.0.0", "::", "") else listen_address)
-    return "http://%s:%d/v1" % ("[%s]" % address if ":" in address else address, int(port))
+    return "%s://%s:%d/v1" % (scheme, "[%s]" % address if ":" in address else address, int(port))
 
 
 def _deployments(model_info):

@@ -88,11 +88,12 @@ def test_the_routing_plan_reads_each_gateway_hosts_own_variables_with_the_roles_
     plan = g.routing_plan(["gw-01", "gw-02"], HOSTVARS)
     assert plan["gateways"] == [
         {"host": "gw-01", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
-         "state_dir": "/var/lib/inferops-gateway", "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health",
+         "state_dir": "/var/lib/inferops-gateway",
+         "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health", "tls_fingerprint": None,
          "service": "inferops-gateway", "drain": True, "drain_timeout": 30, "allow_outage": True},
         {"host": "gw-02", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
          "state_dir": "/srv/gw",
-         "url": "http://127.0.0.1:4000", "health_url": "http://127.0.0.1:4000/health",
+         "url": "http://127.0.0.1:4000", "health_url": "http://127.0.0.1:4000/health", "tls_fingerprint": None,
          "service": "inferops-gateway", "drain": False, "drain_timeout": 600, "allow_outage": False}]
     assert plan["draining"] == ["gw-01"] and plan["drain_timeout"] == 30
     # the gateway role writes its env file where the routing plan reads the running master key
@@ -159,7 +160,8 @@ def test_the_lookup_gives_the_plan_the_secrets_apart_the_routing_plan_and_the_ad
     assert answers[1]["value"] == g.gateway_env_file(["spark-1"], HOSTVARS, {}, KEY)
     assert answers[2]["value"] == g.routing_plan(["gw-01"], HOSTVARS)
     assert answers[3]["value"] == {"gw-01": KEY}
-    assert answers[4]["value"] == {"client_url": "http://gw:4000/v1", "local_url": "http://127.0.0.1:4000"}
+    assert answers[4]["value"] == {"client_url": "http://gw:4000/v1", "local_url": "http://127.0.0.1:4000",
+                                   "tls_fingerprint": None}
 
 
 def test_the_lookups_errors_name_the_problem_and_carry_no_secret():
