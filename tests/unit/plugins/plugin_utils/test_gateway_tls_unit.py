@@ -75,7 +75,7 @@ def test_a_matching_pair_gives_the_fingerprint_and_names():
     ("not a certificate", KEY, "^gateway_tls_certificate: not a PEM certificate"),
     (CERT, "-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----\n", "^gateway_tls_key: not a PEM private key"),
     (pair(days=-1, start=-10)[0], pair(days=-1, start=-10)[1], None),
-])
+], ids=["certificate alone", "key alone", "another key", "not a certificate", "not a key", "expired"])
 def test_a_bad_pair_is_refused_naming_the_variables_and_never_the_key(certificate, key, message):
     problems, _tls = g.check_tls(certificate, key)
     assert len(problems) == 1 or message is None
