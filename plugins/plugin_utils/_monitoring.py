@@ -119,6 +119,16 @@ def template_literal(value):
     return "{{ %s }}" % json.dumps(str(value), ensure_ascii=False)
 
 
+def _is_ip(address):
+    """Whether ``address`` is an IP address literal (an IPv6 one bracketed or not)."""
+    text = str(address or "").strip().strip("[]")
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
 def host_port(address, port):
     """``host:port`` with an IPv6 address bracketed (``[fd00::5]:9100``)."""
     address = str(address).strip()
@@ -223,15 +233,19 @@ def node_exporter_settings(host, hostvars, options=None, address=None):
     node_exporter deployed by that collection is scraped where it listens), then the role default.
     The role's own node_exporter listens on ``node_exporter_listen_host`` (the host's
     ``monitoring_node_exporter_listen_host``, else the option), else on ``address``, where
-    Prometheus scrapes it - not on every interface.
+    Prometheus scrapes it when that is an IP address - not on every interface. A name is not bound
+    (see below): then every interface, unless the operator chooses.
     """
     values = settings(options)
     hostvars = hostvars or {}
-    bind = str(hostvars.get("monitoring_node_exporter_listen_host") or values.get("node_exporter_listen_host")
-               or address or host).strip()
-    if not bind or re.search(r"[\s/]", bind):
+    chosen = hostvars.get("monitoring_node_exporter_listen_host") or values.get("node_exporter_listen_host")
+    # A name is not bound: node_exporter resolves it on the host, where Debian maps the host's own
+    # name to 127.0.1.1 (and a container's name may not resolve at all); only an IP address the
+    # host is scraped at is. Without one: every interface, as node_exporter's own default.
+    if chosen and (not str(chosen).strip() or re.search(r"[\s/]", str(chosen))):
         raise MonitoringError("host %s: monitoring_node_exporter_listen_host is %s: write the address node_exporter "
-                              "listens on, e.g. 10.0.0.1 or 127.0.0.1" % (host, json.dumps(bind)))
+                              "listens on, e.g. 10.0.0.1 or 127.0.0.1" % (host, json.dumps(str(chosen))))
+    bind = str(chosen).strip() if chosen else (str(address).strip() if _is_ip(address) else "")
     if hostvars.get("monitoring_node_exporter_port") not in (None, ""):
         try:
             port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))

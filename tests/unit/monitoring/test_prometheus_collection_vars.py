@@ -158,6 +158,18 @@ def test_node_exporter_listens_on_the_scrape_address_an_ipv6_one_bracketed():
     assert plan["node_exporters"]["spark-1"]["listen_address"] == "192.168.7.1:9100"
 
 
+def test_a_host_scraped_by_name_is_not_bound_to_the_name():
+    """Debian maps a host's own name to 127.0.1.1 (and a container's name may not resolve): binding
+    node_exporter to the inventory name would leave it unreachable, or unable to start. A name is
+    scraped as it is; node_exporter listens on every interface unless the operator chooses."""
+    plan = monitoring_plan(["spark-1"], hostvars(ansible_host="spark-1.lab.example"))
+    assert plan["node_exporters"]["spark-1"]["listen_address"] == ":9100"
+    assert node_target(plan, "spark-1")["address"] == "spark-1.lab.example:9100"
+    plan = monitoring_plan(["spark-1"], hostvars(ansible_host="spark-1.lab.example",
+                                                 monitoring_node_exporter_listen_host="10.0.0.7"))
+    assert plan["node_exporters"]["spark-1"]["listen_address"] == "10.0.0.7:9100"
+
+
 def test_the_operator_chooses_the_node_exporter_listen_host():
     plan = monitoring_plan(["spark-1", "g7e-1"], hostvars(monitoring_node_exporter_listen_host="0.0.0.0"),
                            {"node_exporter_listen_host": "127.0.0.1"})
