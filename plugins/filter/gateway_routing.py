@@ -42,11 +42,6 @@ options:
         C({"hosts": {"<host>": {"since": "<ISO UTC>", "by": "<reason>"}}}); null when there is none.
         Text that is not such JSON makes the gateway not OK, its hosts' routing unknown.
     type: str
-  usage:
-    description:
-      - The client keys' usage file's text (C(gateway_info)'s C(usage)); null when there is none.
-        Returned as C(usage) (C(since), C(keys)); text that is not such JSON is named in C(usage.problem).
-    type: str
 """
 
 EXAMPLES = r"""
@@ -62,18 +57,16 @@ _value:
   description:
     - C(gateway), C(url), C(ok), C(state) (C(routes to N of M hosts), or what was not read),
       C(groups) (each model group's hosts), C(in_routing) (each deployment's host, true or false;
-      empty when not OK), C(drained) (each drained host, since when and by what), C(problems),
-      C(usage) (each client key's C(client), C(requests), C(failures), C(prompt_tokens),
-      C(completion_tokens), C(total_tokens) since the proxy started; null without client keys).
+      empty when not OK), C(drained) (each drained host, since when and by what), C(problems).
   type: dict
 """
 
 
-def _gateway_routing(result, gateway, url, drained=None, usage=None):
+def _gateway_routing(result, gateway, url, drained=None):
     from ansible_collections.inferops.serving.plugins.plugin_utils._gateway_routing import routing_from_reads
     from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
     return routing_from_reads(plain(result), str(gateway), None if url is None else str(url),
-                              None if drained is None else str(drained), None if usage is None else str(usage))
+                              None if drained is None else str(drained))
 
 
 class FilterModule:

@@ -22,32 +22,20 @@ description:
     C(gateway_listen_address), C(gateway_port), C(gateway_service_name), C(gateway_drain),
     C(gateway_drain_timeout), C(gateway_allow_outage); the gateway role's defaults where it has
     none).
-  - V(address) - the gateway's own addresses from O(listen_address), O(port), O(host_address) and
-    O(tls_certificate) alone (no serving host needed) - C(client_url), the URL clients use,
-    C(local_url), where the gateway host's own requests reach the proxy (https under TLS), and
-    C(tls_fingerprint), the SHA-256 of the certificate those requests pin (null without TLS). The
-    gateway role's C(status) reads it.
-  - V(forget) - the running configuration O(config) (the gateway host's C(config.yaml), parsed)
-    without the deployments of the serving hosts O(hosts), which leave the fleet
-    (C(playbooks/undeploy.yml)); the other hosts' deployments and the settings stay as they are.
-  - V(client_keys) - the client keys' file the gateway's auth hook reads (C(inferops_auth.py)) - for
-    each of O(client_keys) its name, client, models (with their aliases), rpm, expiry and the
-    HMAC-SHA256 of its key under a secret derived from O(master_key) - never the key. Refused
-    with every problem of the keys (naming the variable, never a value). Key material - use it
-    only in a task with C(no_log).
+  - V(address) - the gateway's own addresses from O(listen_address), O(port) and O(host_address)
+    alone (no serving host needed) - C(client_url), the URL clients use, and C(local_url), where
+    the gateway host's own requests reach the proxy. The gateway role's C(status) reads it.
   - With O(secrets), the secret counterpart instead - for V(gateway) the env file's text (the
     master key and each engine key from the hosts' C(server_secrets)), for V(routing) each
     gateway host's C(gateway_master_key). Use it only in a task with C(no_log).
 options:
   _terms:
-    description: V(gateway), V(routing), V(address), V(forget) or V(client_keys); V(gateway) when none is given.
+    description: V(gateway), V(routing) or V(address); V(gateway) when none is given.
     type: list
     elements: str
     required: false
   hosts:
-    description:
-      - The serving hosts the gateway fronts (V(gateway)), C(gateway_serving_hosts) expanded; for
-        V(forget), the serving hosts that leave it.
+    description: The serving hosts the gateway fronts (V(gateway)), C(gateway_serving_hosts) expanded.
     type: list
     elements: str
     default: []
@@ -74,43 +62,11 @@ options:
   master_key:
     description: C(gateway_master_key) (V(gateway)), checked for the plan's C(key_problems); never in the plan.
     type: str
-  client_keys:
-    description:
-      - C(gateway_client_keys) (V(gateway), V(client_keys)) - a list of C({name, key, models, client,
-        rpm, expires}); checked for the plan's C(key_problems), which names each entry and never a key.
-        The plan lists them without their keys (C(client_keys)).
-    type: list
-    elements: raw
-    default: []
-  tls_certificate:
-    description:
-      - C(gateway_tls_certificate) (V(gateway), V(address)) - the proxy's PEM certificate (its chain after
-        it). With O(tls_key) the proxy speaks TLS and every URL of the plan is https; checked with the key
-        (both or neither, a key that is the certificate's, not expired) for the plan's C(key_problems).
-    type: str
-  tls_key:
-    description:
-      - C(gateway_tls_key) (V(gateway)) - the certificate's unencrypted PEM private key; checked, never in the plan.
-    type: str
-  unit:
-    description:
-      - The gateway unit's paths (V(gateway)) - C(venv), C(config_dir), C(config_file), C(env_file),
-        C(proxy_dir), C(drain_file), C(keys_file), C(usage_file); with them the plan has the systemd
-        unit's values (C(unit)).
-    type: dict
-    default: {}
-  user:
-    description: The proxy's system user (V(gateway)), C(gateway_user).
-    type: str
-    default: inferops-gateway
   gateways:
     description: The gateway hosts (V(routing)), usually C(groups['gateway']).
     type: list
     elements: str
     default: []
-  config:
-    description: The gateway host's running C(config.yaml), parsed (V(forget)).
-    type: dict
   secrets:
     description: Return the secret counterpart (see the description). Only under C(no_log).
     type: bool
@@ -134,20 +90,6 @@ EXAMPLES = r"""
     mode: "0600"
   no_log: true
 
-- name: Leave spark-03 out of a gateway's running configuration
-  ansible.builtin.debug:
-    msg: "{{ lookup('inferops.serving.gateway_plan', 'forget', hosts=['spark-03'], config=running_config).config }}"
-
-- name: Write the client keys' hashes
-  ansible.builtin.copy:
-    content: >-
-      {{ lookup('inferops.serving.gateway_plan', 'client_keys', hosts=gateway.hosts, master_key=gateway_master_key,
-                client_keys=gateway_client_keys) }}
-    dest: /etc/inferops-gateway/client_keys.json
-    group: inferops-gateway
-    mode: "0640"
-  no_log: true
-
 - name: Read where each gateway host keeps its drain state
   ansible.builtin.debug:
     msg: "{{ lookup('inferops.serving.gateway_plan', 'routing', gateways=groups['gateway']).gateways }}"
@@ -160,20 +102,11 @@ _raw:
       (model group -> hosts), C(aliases) (alias -> model group), C(key_env) (env file variable ->
       C({host, secret})), C(backends) (each host's C(host), C(address), C(group), C(api_base)),
       C(expect) (the groups and aliases the proof must see), C(client_url), C(local_url),
-      C(hosts), C(proven) (the hosts this run proved and did not fail after), C(client_keys) (each
-      client key's C(name), C(client), C(models), C(rpm), C(expires); no key, no hash), C(key_problems),
-      C(tls) (null for plain HTTP, else the certificate's C(fingerprint), C(names), C(not_after), C(dir),
-      C(certificate_file), C(key_file)) and, with O(unit), C(unit) (the systemd unit's C(exec_start),
-      C(environment), C(user), C(env_file), C(state_directory), C(working_directory), C(capabilities)).
-    - V(routing) - C(gateways) (each C(host), C(config_dir), C(env_file), C(state_dir), C(url), C(health_url),
-      C(tls_fingerprint), C(service), C(drain),
+      C(hosts), C(proven) (the hosts this run proved and did not fail after) and C(key_problems).
+    - V(routing) - C(gateways) (each C(host), C(state_dir), C(health_url), C(service), C(drain),
       C(drain_timeout), C(allow_outage)), C(draining) (the gateway hosts whose drain is on) and
       C(drain_timeout) (the longest of theirs).
-    - V(address) - C(client_url), C(local_url) and C(tls_fingerprint).
-    - V(forget) - C(config) (the new configuration), C(groups) (model group -> remaining hosts),
-      C(removed) (the hosts whose deployments were removed) and C(env) (the env file's variables
-      only they used).
-    - V(client_keys) - the keys file's text (JSON).
+    - V(address) - C(client_url) and C(local_url).
     - With O(secrets), the env file's text (V(gateway)), or each gateway host's master key by its name (V(routing)).
   type: list
   elements: raw
@@ -186,17 +119,14 @@ from ansible_collections.inferops.serving.plugins.module_utils._secret_shapes im
 from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import (
     GatewayError,
     gateway_address,
-    gateway_client_keys_file,
     gateway_env_file,
-    forget_hosts,
     gateway_plan,
     routing_master_keys,
     routing_plan,
-    tls_pin,
 )
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 
-KINDS = ("gateway", "routing", "address", "forget", "client_keys")
+KINDS = ("gateway", "routing", "address")
 
 
 class LookupModule(LookupBase):
@@ -209,30 +139,17 @@ class LookupModule(LookupBase):
             if len(terms) > 1 or kind not in KINDS:
                 raise GatewayError("gateway_plan: got %s; expected one of %s" % (", ".join(map(str, terms)), ", ".join(KINDS)))
             if kind == "address":
-                certificate = self.get_option("tls_certificate")
-                address = gateway_address(self.get_option("listen_address"), self.get_option("port"),
-                                          self.get_option("host_address"), bool(certificate and certificate.strip()))
-                address["tls_fingerprint"] = tls_pin((variables or {}).get("inventory_hostname", "gateway"), certificate)
-                return [address]
-            if kind == "forget":
-                return [plain(forget_hosts(plain(self.get_option("config")),
-                                           [str(host) for host in self.get_option("hosts") or []]))]
+                return [gateway_address(self.get_option("listen_address"), self.get_option("port"),
+                                        self.get_option("host_address"))]
             if kind == "routing":
                 gateways = [str(host) for host in self.get_option("gateways") or []]
                 return [routing_master_keys(gateways, hostvars) if secrets else routing_plan(gateways, hostvars)]
             hosts = [str(host) for host in self.get_option("hosts") or []]
             settings = plain(self.get_option("settings") or {})
-            client_keys = plain(self.get_option("client_keys") or [])
-            if kind == "client_keys":
-                return [gateway_client_keys_file(hosts, hostvars, settings, self.get_option("master_key"), client_keys)]
             if secrets:
                 return [gateway_env_file(hosts, hostvars, settings, self.get_option("master_key"))]
             return [plain(gateway_plan(hosts, hostvars, settings, self.get_option("listen_address"),
                                        self.get_option("port"), self.get_option("host_address"),
-                                       self.get_option("master_key"), client_keys,
-                                       tls_certificate=self.get_option("tls_certificate"),
-                                       tls_key=self.get_option("tls_key"),
-                                       unit_paths=plain(self.get_option("unit") or {}),
-                                       user=self.get_option("user")))]
+                                       self.get_option("master_key")))]
         except GatewayError as exc:
             raise AnsibleLookupError(scrub(exc)) from None

@@ -25,19 +25,12 @@ description:
     where the watchdog writes when C(options.node_exporter_install) is false).
   - Refuses a host without a plan (unless O(unplanned=report)), a host not in the inventory and
     out-of-range thresholds, naming the role variable.
-  - With O(running), the monitoring host's running C(prometheus.yml) and rules file without the
-    serving hosts of the terms, which leave the fleet (C(playbooks/undeploy.yml)); nothing else is
-    planned and no other host's plan is needed.
-  - The gateway hosts of C(options.gateways) are probed (their C(/health/readiness), through the
-    blackbox exporter on the monitoring host) and alerted on (C(InferopsGatewayDown)).
   - Refuses rules that read an engine metric the host's engine release (its plan's
     C(image.engine_version)) does not export, as the engine catalog lists them per release, naming
     the metric, the release, the hosts and the nearest names the release exports.
 options:
   _terms:
-    description:
-      - The serving hosts' inventory names (C(monitoring_serving_hosts)), as names or lists of names;
-        with O(running), the serving hosts that leave the fleet.
+    description: The serving hosts' inventory names (C(monitoring_serving_hosts)), as names or lists of names.
     type: list
     elements: raw
     required: true
@@ -47,8 +40,7 @@ options:
         C(credentials_dir), C(alertmanager), C(decode_floor_fraction), C(acceptance_fraction),
         C(ttft_margin), C(kv_cache_full_ratio), C(unified_memfree_floor_ratio),
         C(restart_budget_low), C(watchdog_stale_seconds), C(node_exporter_install),
-        C(extra_targets), C(gateways) (the gateway hosts to probe), C(blackbox) (the blackbox
-        exporter's address) (the role's C(monitoring_*) variables).
+        C(extra_targets) (the role's C(monitoring_*) variables).
     type: dict
     default: {}
   unplanned:
@@ -59,26 +51,6 @@ options:
     type: str
     choices: [fail, report]
     default: fail
-  alerting:
-    description:
-      - Return instead, for each host of the terms (the monitoring hosts), a status row saying
-        whether its alerts reach a receiver - C(ok) false and a C(warning) when
-        C(monitoring_alertmanager_receiver) has no C(*_configs) (Alertmanager drops every alert)
-        or C(monitoring_alertmanager_enabled) is false. Read from each host's variables unless
-        O(receiver) or O(alertmanager_enabled) are given. The warning is also shown as an Ansible warning.
-    type: bool
-    default: false
-  receiver:
-    description: The Alertmanager receiver to judge (O(alerting)), the role's C(monitoring_alertmanager_receiver).
-    type: dict
-  alertmanager_enabled:
-    description: Whether Alertmanager runs (O(alerting)), the role's C(monitoring_alertmanager_enabled).
-    type: bool
-  running:
-    description:
-      - The monitoring host's files as the role wrote them, parsed - C(prometheus) (prometheus.yml)
-        and C(rules) (the rules file). Returns them without the hosts of the terms.
-    type: dict
 notes:
   - Runs on the controller. The result names the serving hosts' secrets (the engines' API key
     variables), never their values.
@@ -90,10 +62,6 @@ EXAMPLES = r"""
     monitoring: >-
       {{ lookup('inferops.serving.monitoring_plan', groups['serving'], options={'scrape_interval': '30s'},
                 unplanned='report') }}
-
-- name: Leave spark-03 out of the running configuration
-  ansible.builtin.set_fact:
-    without: "{{ lookup('inferops.serving.monitoring_plan', ['spark-03'], running={'prometheus': running, 'rules': rules}) }}"
 
 - name: Write prometheus.yml
   ansible.builtin.copy:
@@ -111,12 +79,8 @@ _raw:
       (the rules file), C(credentials) (C(host), C(path), C(env), the API key files to write, by the
       secret's name, never its value), C(textfile_dirs) (host to the watchdog's textfile
       directory), C(node_exporters) (host to its node_exporter's C(listen_address),
-      C(metrics_path) and C(textfile_dir)), C(probes) (each gateway host's C(host) and probed
-      C(url)), C(blackbox) (the blackbox exporter's configuration, the module they use), and C(unplanned) (empty).
+      C(metrics_path) and C(textfile_dir)), and C(unplanned) (empty).
     - With O(unplanned=report) and a host without a plan, C(unplanned) (those hosts) alone.
-    - With O(alerting), a list of status rows (C(host), C(ok), C(state), C(problems), C(warning)).
-    - With O(running), C(prometheus) and C(rules) without the hosts, C(removed) (the hosts found
-      and removed) and C(credentials) (the API key files only their jobs read).
   type: list
   elements: dict
 """
@@ -124,14 +88,7 @@ _raw:
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
-from ansible.utils.display import Display
-
-from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import (
-    MonitoringError,
-    alerting_rows,
-    forget_hosts,
-    play_plan,
-)
+from ansible_collections.inferops.serving.plugins.plugin_utils._monitoring import MonitoringError, play_plan
 from ansible_collections.inferops.serving.plugins.plugin_utils._plain import plain
 from ansible_collections.inferops.serving.plugins.plugin_utils._secrets import scrub
 
@@ -151,17 +108,6 @@ class LookupModule(LookupBase):
         if hostvars is None:
             raise AnsibleLookupError("inferops.serving.monitoring_plan needs the play's hostvars: call it in a task")
         try:
-            if self.get_option("alerting"):
-                rows = alerting_rows(_names(terms), hostvars, plain(self.get_option("receiver")),
-                                     self.get_option("alertmanager_enabled"))
-                for row in rows:
-                    if row["warning"]:
-                        Display().warning("%s: %s" % (row["host"], row["warning"]))
-                return [rows]
-            running = self.get_option("running")
-            if running is not None:
-                running = plain(running)
-                return [forget_hosts(running.get("prometheus"), running.get("rules"), _names(terms))]
             return [play_plan(_names(terms), hostvars, plain(self.get_option("options") or {}),
                               unplanned=self.get_option("unplanned"))]
         except MonitoringError as exc:

@@ -11,22 +11,14 @@ holds a request for ever, and ``read()`` holds an answer of any size in memory. 
 and receive of the request ends by one deadline (``time.monotonic()``, so a wall-clock jump does
 not move it) and at most ``max_bytes`` of the body are read.
 
-An ``https://`` URL is read over TLS: verified against the system's trust store, or, with
-``pin`` (the SHA-256 of the server certificate's DER bytes, hex), against that certificate alone -
-the gateway role's own reads of its proxy on loopback, where the certificate's names (the host's)
-are not the address it is reached at.
-
 The server role installs this file beside the watchdog on every serving host as
 ``inferops_bounded_http.py`` (the ``host_library`` lookup): standard library only, no
 collection imports.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import http.client
 import socket
-import ssl
 import time
 from urllib.parse import urlsplit
 
@@ -79,64 +71,12 @@ class DeadlineConnection(http.client.HTTPConnection):
         raise last
 
 
-class DeadlineSSLSocket(ssl.SSLSocket):
-    """A TLS socket whose every send and receive ends by the same deadline."""
-
-    deadline = 0.0
-    _remaining = DeadlineSocket._remaining
-
-    def recv_into(self, buffer, nbytes=0, flags=0):
-        self._remaining()
-        return super().recv_into(buffer, nbytes, flags)
-
-    def sendall(self, data, flags=0):
-        self._remaining()
-        return super().sendall(data, flags)
-
-
-class CertificateMismatch(ssl.SSLError):
-    """The server's certificate is not the pinned one."""
-
-
-class DeadlineHTTPSConnection(DeadlineConnection):
-    """DeadlineConnection over TLS: the system's trust store and the host name, or ``pin`` alone."""
-
-    def __init__(self, host, port, deadline, pin=None):
-        DeadlineConnection.__init__(self, host, port, deadline)
-        self.pin = pin.replace(":", "").lower() if pin else None
-
-    def connect(self):
-        DeadlineConnection.connect(self)
-        context = ssl.create_default_context()
-        if self.pin:
-            # The pinned certificate is the whole trust: neither a CA nor a name is asked for.
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
-        context.sslsocket_class = DeadlineSSLSocket
-        tls = context.wrap_socket(self.sock, server_hostname=self.host, do_handshake_on_connect=False)
-        tls.deadline = self.deadline
-        tls._remaining()
-        tls.do_handshake()
-        if self.pin:
-            got = hashlib.sha256(tls.getpeercert(binary_form=True) or b"").hexdigest()
-            if not hmac.compare_digest(got, self.pin):
-                tls.close()
-                raise CertificateMismatch("the TLS certificate of %s:%s has SHA-256 %s, not the pinned %s"
-                                          % (self.host, self.port, got, self.pin))
-        self.sock = tls
-
-
-def bounded_request(method, url, body=None, headers=None, timeout=10.0, max_bytes=8 << 20, pin=None):
-    """``(status, body bytes)`` of one ``http://`` or ``https://`` request that ends within
-    ``timeout`` s in all and reads at most ``max_bytes`` of the answer; raises socket.timeout at
-    the deadline, AnswerTooLarge past the size, OSError / http.client.HTTPException otherwise
-    (ssl.SSLError, an OSError, for a certificate that is not trusted or not ``pin``)."""
+def bounded_request(method, url, body=None, headers=None, timeout=10.0, max_bytes=8 << 20):
+    """``(status, body bytes)`` of one ``http://`` request that ends within ``timeout`` s in all
+    and reads at most ``max_bytes`` of the answer; raises socket.timeout at the deadline,
+    AnswerTooLarge past the size, OSError / http.client.HTTPException otherwise."""
     parts = urlsplit(url)
-    deadline = time.monotonic() + timeout
-    if parts.scheme == "https":
-        conn = DeadlineHTTPSConnection(parts.hostname, parts.port or 443, deadline, pin)
-    else:
-        conn = DeadlineConnection(parts.hostname, parts.port or 80, deadline)
+    conn = DeadlineConnection(parts.hostname, parts.port or 80, time.monotonic() + timeout)
     try:
         conn.request(method, parts.path + ("?" + parts.query if parts.query else ""), body=body, headers=headers or {})
         response = conn.getresponse()

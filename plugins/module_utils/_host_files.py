@@ -137,20 +137,18 @@ def plan_files(wanted, observed, ids):
 
 
 def atomic_write(path, data, mode, uid=None, gid=None):
-    """Replace ``path`` with ``data`` (bytes) atomically: a temporary file in the same directory
-    (``mkstemp``: created exclusively, never through a link), given its mode and owner by its file
-    descriptor (``fchmod``, ``fchown``: no path a racing user could swap for a link), fsynced, then
-    renamed over the path."""
+    """Replace ``path`` with ``data`` (bytes) atomically: a temporary file in the same directory,
+    fsynced, given its mode and owner, then renamed over the path."""
     directory = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
-            if uid is not None and gid is not None:
-                os.fchown(handle.fileno(), uid, gid)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        if uid is not None and gid is not None:
+            os.chown(tmp, uid, gid)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

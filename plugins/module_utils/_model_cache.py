@@ -15,12 +15,7 @@ canonical JSON) is what the lock records and what the verification marker is key
 Every decision is a pure function here (the modules model_cache_info and model_verify act on
 them): what is still to download and whether it fits, and whether a staged snapshot is exactly
 the manifest - a missing file, a dangling link, a link out of the repository's blobs (a copy made
-of symlinks to elsewhere), a blob not named by a hash, a file, link or directory the manifest does
-not list, a wrong size or one flipped byte is a problem naming the file.
-
-The verification marker lives outside the tree the engine mounts (the role's state directory); it
-binds the contents to each file's device, inode, ctime, size and mtime, is written atomically
-without following a link, and is read without blocking on a FIFO (read_marker, write_marker).
+of symlinks to elsewhere), a wrong size or one flipped byte is a problem naming the file.
 """
 from __future__ import annotations
 
@@ -28,19 +23,10 @@ import hashlib
 import json
 import os
 import re
-import stat as stat_module
-from urllib.parse import urlsplit
 
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
-# The only names a blob may have: the sha256 of an LFS file, the git blob sha1 of any other.
-HASH_NAME_RE = re.compile(r"^(?:[0-9a-f]{64}|[0-9a-f]{40})$")
-INCOMPLETE = ".incomplete"
-# What huggingface_hub keeps in a --local-dir copy besides the files (its download metadata).
-LOCAL_DIR_METADATA = ".cache/huggingface"
-MARKER_SUFFIX = ".verified.json"
-# A marker is a few lines per file; anything larger is not one (and is not read into memory).
-MARKER_MAX_BYTES = 16 << 20
+MARKER_NAME = ".inferops-verified.json"
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -93,8 +79,7 @@ def check_manifest(manifest, var="manifest"):
     if not isinstance(files, dict) or not files:
         raise ModelCacheError("%s.files: expected a mapping of paths to {size, sha256 | git_sha1}" % var)
     for path, entry in files.items():
-        if (path.startswith("/") or ".." in path.split("/") or not isinstance(entry, dict)
-                or any(ord(char) < 32 or char == "\x7f" for char in path)):
+        if path.startswith("/") or ".." in path.split("/") or not isinstance(entry, dict):
             raise ModelCacheError("%s.files[%r]: expected a relative path inside the repository" % (var, path))
         if not isinstance(entry.get("size"), int) or entry["size"] < 0:
             raise ModelCacheError("%s.files[%r].size: expected a whole number of bytes" % (var, path))
@@ -103,36 +88,9 @@ def check_manifest(manifest, var="manifest"):
     return manifest
 
 
-def endpoint_problem(endpoint, allow_plain_http=False):
-    """Why the Hub endpoint may not be used, or None: not an http(s) URL, or plain http without the
-    operator's explicit consent (anyone on the path answers for the Hub, and huggingface_hub names
-    each blob after the ETag it is sent)."""
-    parts = urlsplit(str(endpoint or ""))
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return ("model_cache_endpoint (endpoint): got %r; expected the https:// URL of the Hub or of a mirror of it"
-                % (endpoint,))
-    if parts.scheme == "http" and not allow_plain_http:
-        return ("model_cache_endpoint (endpoint): %s is plain http: anyone on the path can answer for the Hub, and "
-                "huggingface_hub names each blob after the ETag it is sent (an ETag ../../../../etc/cron.d/x writes "
-                "there). Use the https:// URL of the Hub or the mirror, or set model_cache_allow_plain_http: true "
-                "(allow_plain_http) for a mirror on a network you trust" % urlsplit(endpoint)._replace(
-                    netloc=parts.hostname + (":%d" % parts.port if parts.port else "")).geturl())
-    return None
-
-
 def blob_name(entry):
     """The name huggingface_hub gives the file's blob: its sha256 (LFS) or git blob sha1."""
     return entry.get("sha256") or entry["git_sha1"]
-
-
-def copy_list(manifest):
-    """What a copy from a peer takes, relative to the repository's folder: each file's blob and its
-    snapshot link, nothing else (``rsync --files-from``); sorted, one path each."""
-    paths = set()
-    for path, entry in manifest["files"].items():
-        paths.add("blobs/" + blob_name(entry))
-        paths.add("snapshots/%s/%s" % (manifest["revision"], path))
-    return sorted(paths)
 
 
 def total_bytes(manifest):
@@ -201,77 +159,8 @@ def _inside(path, root):
     return os.path.commonpath([os.path.realpath(path), root]) == root
 
 
-def is_hash_name(name):
-    """Whether ``name`` is a blob name huggingface_hub may have written: a sha256 or a git sha1."""
-    return isinstance(name, str) and bool(HASH_NAME_RE.match(name))
-
-
-def blob_problems(folder):
-    """``[{path, problem}]`` for each entry of ``<folder>/blobs`` that is not a blob of a hash.
-
-    huggingface_hub names a blob after the ETag the server sent (``blobs/<etag>``, unchecked): an
-    entry named otherwise (a mirror's own ETags, a directory an ETag with a slash made) is refused,
-    and so is anything but a regular file (a link, a FIFO, a device). ``<hash>.incomplete`` is a
-    download a later ``hf download`` resumes.
-    """
-    blobs = os.path.join(folder, "blobs")
-    try:
-        names = sorted(os.listdir(blobs))
-    except FileNotFoundError:
-        return []
-    problems = []
-    for name in names:
-        base = name[:-len(INCOMPLETE)] if name.endswith(INCOMPLETE) else name
-        if not is_hash_name(base):
-            problems.append({"path": "blobs/" + name, "problem": (
-                "a blob not named by a hash (sha256 or git sha1): huggingface_hub names a blob after the "
-                "server's ETag; remove it and stage from an endpoint that sends the Hub's ETags")})
-        elif not stat_module.S_ISREG(os.lstat(os.path.join(blobs, name)).st_mode):
-            problems.append({"path": "blobs/" + name, "problem": "not a regular file; remove it and re-stage"})
-    return problems
-
-
-def snapshot_extras(snapshot, manifest, ignore=()):
-    """``[{path, problem}]`` for each file, link or directory under ``snapshot`` the manifest does not
-    list (a chat_template.jinja, an extra .safetensors, a generation_config.json that an engine would
-    load). Directories that hold listed files are the manifest's; a link to a directory is an extra.
-    ``ignore``: relative directories left alone (huggingface_hub's metadata in a --local-dir copy).
-    """
-    listed = set(manifest["files"])
-    parents = set()
-    for path in list(listed) + [path + "/" for path in ignore]:
-        parent = os.path.dirname(path)
-        while parent:
-            parents.add(parent)
-            parent = os.path.dirname(parent)
-    extras = []
-    for root, dirnames, filenames in os.walk(snapshot):
-        base = os.path.relpath(root, snapshot)
-        keep = []
-        for name in sorted(dirnames):
-            rel = name if base == "." else base + "/" + name
-            if rel in ignore and not os.path.islink(os.path.join(root, name)):
-                continue
-            if rel in parents and not os.path.islink(os.path.join(root, name)):
-                keep.append(name)
-            else:
-                extras.append({"path": rel, "problem": "not in the pinned revision's manifest (refused: the engine "
-                                                       "would load it); remove it and re-stage"})
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            rel = name if base == "." else base + "/" + name
-            if rel not in listed:
-                extras.append({"path": rel, "problem": "not in the pinned revision's manifest (refused: the engine "
-                                                       "would load it); remove it and re-stage"})
-    return extras
-
-
-def locate(snapshot, path, allowed_root, blob=None):
-    """``(real path, problem)`` of one manifest file in a snapshot directory, without reading it.
-
-    ``blob``: ``(blobs directory, the blob's name)`` in a hub cache, where a link must resolve to
-    exactly that blob (a link to another name, one an ETag chose, is refused naming its target).
-    """
+def locate(snapshot, path, allowed_root):
+    """``(real path, problem)`` of one manifest file in a snapshot directory, without reading it."""
     full = os.path.join(snapshot, path)
     if not os.path.lexists(full):
         return None, "missing"
@@ -281,50 +170,29 @@ def locate(snapshot, path, allowed_root, blob=None):
     if allowed_root is not None and not _inside(real, allowed_root):
         return None, ("a symlink to %s, outside %s: a copy made of links to another tree is refused (copy the "
                       "files, e.g. rsync -L, or stage with hf download)" % (real, allowed_root))
-    if blob is not None and os.path.islink(full):
-        blobs, name = blob
-        if real != os.path.join(os.path.realpath(blobs), name):
-            return None, ("a symlink to %s, not to its blob blobs/%s: a blob is named by the file's hash; "
-                          "re-stage it" % (real, name))
     if not os.path.isfile(real):
         return None, "not a regular file"
     return real, None
 
 
-def stat_fingerprint(path, st):
-    """What the marker binds a file to: ``[path, size, mtime_ns, ctime_ns, dev, ino]``.
-
-    The ctime cannot be set from user space: a rewrite that restores the mtime (touch -r), a file
-    replaced by another, or a chmod changes it.
-    """
-    return [path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino]
-
-
-def verify_snapshot(snapshot, manifest, allowed_root=None, fingerprint_only=False, hub_folder=None, ignore=()):
+def verify_snapshot(snapshot, manifest, allowed_root=None, fingerprint_only=False):
     """``(problems, fingerprint)``: each problem ``{path, problem}`` names the file; the fingerprint
-    ``[[path, size, mtime_ns, ctime_ns, dev, ino], ...]`` is what the marker records (stat only, no read).
+    ``[[path, size, mtime_ns], ...]`` is what the marker records (stat only, no read).
 
     ``allowed_root``: where every file must really live (the repository's cache folder, or the
-    local dir itself); a link out of it is refused. ``hub_folder``: the repository's folder in a hub
-    cache, whose blobs must be named by hashes and whose snapshot links must point each to its own
-    blob. Anything under the snapshot the manifest does not list is refused (``ignore``: relative
-    directories left alone). With ``fingerprint_only`` the contents are not hashed (the marker
-    already vouches for them).
+    local dir itself); a link out of it is refused. With ``fingerprint_only`` the contents are not
+    hashed (the marker already vouches for them).
     """
     problems, fingerprint = [], []
     if not os.path.isdir(snapshot):
         return [{"path": ".", "problem": "the snapshot directory %s does not exist" % snapshot}], []
-    if hub_folder is not None:
-        problems.extend(blob_problems(hub_folder))
-    problems.extend(snapshot_extras(snapshot, manifest, ignore))
-    blobs = os.path.join(hub_folder, "blobs") if hub_folder is not None else None
     for path, entry in sorted(manifest["files"].items()):
-        real, problem = locate(snapshot, path, allowed_root, (blobs, blob_name(entry)) if blobs else None)
+        real, problem = locate(snapshot, path, allowed_root)
         if problem:
             problems.append({"path": path, "problem": problem})
             continue
         stat = os.stat(real)
-        fingerprint.append(stat_fingerprint(path, stat))
+        fingerprint.append([path, stat.st_size, stat.st_mtime_ns])
         if stat.st_size != entry["size"]:
             problems.append({"path": path, "problem": "%d bytes, the revision has %d (truncated or another file)"
                                                       % (stat.st_size, entry["size"])})
@@ -347,85 +215,10 @@ def marker_record(manifest, fingerprint):
 
 def marker_vouches(marker, manifest, fingerprint):
     """Whether a marker proves this snapshot verified: same commit, same manifest, and no file
-    changed size, mtime, ctime or inode since (any rewrite, or a file swapped for another, changes one)."""
+    changed size or mtime since (a rewrite in place, a flipped byte written, changes the mtime)."""
     return (isinstance(marker, dict) and marker.get("revision") == manifest["revision"]
             and marker.get("manifest_sha256") == manifest_sha256(manifest)
             and marker.get("fingerprint") == fingerprint)
-
-
-def marker_path(state_dir, repo_id):
-    """``<state_dir>/models--<org>--<name>.verified.json``: the host's markers of one model."""
-    return os.path.join(state_dir, os.path.basename(repo_folder("", repo_id)) + MARKER_SUFFIX)
-
-
-def state_dir_problem(state_dir, mounted, var="state_dir"):
-    """Why the markers may not live in ``state_dir`` (inside a tree the engine mounts), or None."""
-    for tree in mounted:
-        if tree and (os.path.realpath(state_dir) == os.path.realpath(tree) or _inside(state_dir, tree)):
-            return ("%s: %s is inside %s, which the engine mounts: whoever can write there could forge the "
-                    "verification marker. Give a directory of the host outside it (the role's "
-                    "model_cache_state_dir, e.g. /var/lib/inferops-serving/model-cache)" % (var, state_dir, tree))
-    return None
-
-
-def read_all_markers(path):
-    """The markers in ``path`` (``{revision: record}``), or ``{}``: a missing, unreadable, oversized
-    or malformed marker, or anything but a regular file (O_NOFOLLOW: a link is not followed;
-    O_NONBLOCK: a FIFO does not block the open, and fstat refuses it before any read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return {}
-    try:
-        st = os.fstat(fd)
-        if not stat_module.S_ISREG(st.st_mode) or st.st_size > MARKER_MAX_BYTES:
-            return {}
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            markers = json.loads(handle.read(MARKER_MAX_BYTES + 1).decode("utf-8"))
-        return markers if isinstance(markers, dict) else {}
-    except (OSError, ValueError):
-        return {}
-    finally:
-        os.close(fd)
-
-
-def read_marker(path, revision):
-    """The marker's record of ``revision``, or None (read_all_markers)."""
-    return read_all_markers(path).get(revision)
-
-
-def write_marker(path, revision, record):
-    """Record ``revision``'s marker in ``path`` atomically: a new 0600 temporary file beside it
-    (O_EXCL|O_NOFOLLOW: never a planted link), then a rename over whatever the path was (a link, a
-    FIFO, an older marker: the rename replaces the name, it does not follow it). The directory is
-    created 0700 when missing."""
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    markers = read_all_markers(path)
-    markers[revision] = record
-    data = json.dumps(markers, indent=1, sort_keys=True).encode("utf-8")
-    for dummy in range(100):
-        temporary = os.path.join(directory, ".%s.%s.tmp" % (os.path.basename(path), os.urandom(6).hex()))
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-                         0o600)
-            break
-        except FileExistsError:
-            continue
-    else:
-        raise OSError("no free temporary name beside %s" % path)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
 
 
 def format_problems(problems, where):

@@ -21,14 +21,8 @@ description:
     O(allow_outage). Run the task in check mode (C(check_mode=true)) to ask only that question.
   - The state file is read, changed and replaced (a temporary file, then a rename) under an
     exclusive lock, so hosts drained at the same time by parallel tasks are all recorded.
-  - A gateway host without its state directory O(state_dir) has not been configured by the role yet
-    (it routes nothing), so there is nothing to drain and nothing changes. A configured one (the
-    directory exists) without C(routing.json) is an error naming the file - never "nothing to drain".
-  - Root keeps the state - O(state_dir) must be a directory owned by the module's user (root) and
-    writable by nobody else (the role makes it root-owned, mode 0755, so the proxy's user only reads
-    it), else the task fails naming it. Its files are opened without following links
-    (C(O_NOFOLLOW)), and C(drained.json) is written to a new temporary file, given its mode by its
-    file descriptor, then renamed over the old one.
+  - A gateway host without C(routing.json) has not been configured by the role yet (it routes
+    nothing), so there is nothing to drain and nothing changes.
 extends_documentation_fragment:
   - inferops.serving._attributes
   - inferops.serving._attributes.ACTIONGROUP_SERVING
@@ -71,12 +65,6 @@ options:
   expected_seconds:
     description: How long the hosts are expected to be out, for the outage message.
     type: int
-  asking:
-    description:
-      - The serving host asking about O(hosts) (its batch), for the outage check - only an outage
-        that host takes part in (it is among the outage's stopping hosts) fails the task; the
-        others are in RV(outages) and refused when their own hosts ask. Unset - every outage fails it.
-    type: str
   health_url:
     description:
       - The proxy's C(/health) on the gateway host (LiteLLM's last background health check). With
@@ -84,29 +72,11 @@ options:
         too, it is a read), wait until the gateway sees another healthy host in routing for each
         model group of O(hosts), asking every 5 s for up to O(health_timeout) seconds; RV(waiting)
         lists the groups still without one when the time ran out. A host out of routing already,
-        a gateway not configured, or a group with no other host in routing (an outage, refused
-        unless O(allow_outage)) skip the wait; with O(allow_outage) the hosts' other groups still
-        wait, so accepting the outage of a group of one never drains a group of two blindly.
+        a gateway not configured, or O(allow_outage) skip the wait.
     type: str
   master_key:
-    description:
-      - The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
-      - O(master_key_file) takes precedence when it holds one.
+    description: The gateway's master key, sent to O(health_url) as a bearer token. Never in a result.
     type: str
-  tls_fingerprint:
-    description:
-      - For an C(https://) O(health_url), the SHA-256 (hex) of the proxy's certificate, which is then the
-        whole trust (its names are the host's, not the loopback address read). Without it the system's
-        trust store and the URL's host name verify it.
-    type: str
-  master_key_file:
-    description:
-      - The gateway's env file on the gateway host (the role's C(<gateway_config_dir>/gateway.env)) -
-        the master key the running proxy was started with (C(LITELLM_MASTER_KEY)) is sent to
-        O(health_url). A run that rotates the master key reaches the serving hosts' drains before the
-        gateway play restarts the proxy with the new one. Read without following a link; when it is
-        missing or holds no key, O(master_key) is sent.
-    type: path
   health_timeout:
     description: Seconds the wait for another healthy host lasts at most.
     type: int
@@ -198,15 +168,11 @@ from ansible_collections.inferops.serving.plugins.module_utils._drain import (
     ROUTING_FILE,
     STATE_FILE,
     DrainError,
-    open_lock,
     outage_message,
     outages,
-    outages_of,
     parse_routing,
     parse_state,
     read_text,
-    running_master_key,
-    state_dir_problem,
     state_text,
     updated,
     without_other_host,
@@ -217,11 +183,11 @@ HEALTH_EVERY = 5
 HEALTH_READ_TIMEOUT = 30
 
 
-def _health(url, key, pin=None):
+def _health(url, key):
     """The proxy's /health answer (a dict), or None when it did not answer JSON."""
     try:
         status, body = bounded_request("GET", url, headers={"Authorization": "Bearer " + (key or "")},
-                                       timeout=HEALTH_READ_TIMEOUT, pin=pin)
+                                       timeout=HEALTH_READ_TIMEOUT)
     except (OSError, http.client.HTTPException, socket.timeout):
         return None
     if status != 200:
@@ -233,12 +199,12 @@ def _health(url, key, pin=None):
     return answer if isinstance(answer, dict) else None
 
 
-def wait_for_other_hosts(url, key, groups, drained, hosts, timeout, sleep=time.sleep, clock=time.monotonic, pin=None):
+def wait_for_other_hosts(url, key, groups, drained, hosts, timeout, sleep=time.sleep, clock=time.monotonic):
     """``(waiting groups, answered)``: read ``url`` every HEALTH_EVERY s until each model group of
     ``hosts`` has another host in routing the gateway sees healthy, for at most ``timeout`` s."""
     deadline = clock() + max(0, timeout)
     while True:
-        health = _health(url, key, pin)
+        health = _health(url, key)
         waiting = sorted({group for host in hosts for group in without_other_host(groups, drained, host, health or {})})
         if health is not None and not waiting:
             return [], True
@@ -258,25 +224,14 @@ def _wait_healthy(module, params, groups, result, state_path):
         module.fail_json(msg=str(exc), **result)
     result["previously_drained"] = before
     result["outages"] = outages(groups, before, params["hosts"])
-    refused = outages_of(result["outages"], params["asking"])
-    if refused and not params["allow_outage"]:
+    if result["outages"]:
         result["drained"] = before
-        module.fail_json(msg=outage_message(refused, params["expected_seconds"]), **result)
+        module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
     waiting_for = [host for host in params["hosts"] if host not in before]
-    # An accepted outage (a group with no other host in routing) has nothing to wait for; the
-    # other groups of the hosts still wait for another healthy host.
-    if not any(host in members and any(other != host and other not in before for other in members)
-               for host in waiting_for for members in groups.values()):
+    if not groups or not waiting_for:
         return
-    master_key = params["master_key"]
-    if params["master_key_file"]:
-        try:
-            master_key = running_master_key(read_text(params["master_key_file"])) or master_key
-        except (DrainError, OSError):
-            pass  # not readable as a plain file: the key given
     result["waiting"], result["health_answered"] = wait_for_other_hosts(
-        params["health_url"], master_key, groups, before, waiting_for, params["health_timeout"],
-        pin=params["tls_fingerprint"])
+        params["health_url"], params["master_key"], groups, before, waiting_for, params["health_timeout"])
     if result["waiting"] or not result["health_answered"]:
         result["drained"] = before
         module.exit_json(msg="the gateway sees no other healthy host in routing for %s: nothing drained"
@@ -292,11 +247,8 @@ def run_module():
             by=dict(type="str", default="inferops.serving"),
             allow_outage=dict(type="bool", default=False),
             expected_seconds=dict(type="int"),
-            asking=dict(type="str"),
             health_url=dict(type="str"),
             master_key=dict(type="str", no_log=True),
-            master_key_file=dict(type="path"),
-            tls_fingerprint=dict(type="str"),
             health_timeout=dict(type="int", default=600),
         ),
         supports_check_mode=True,
@@ -306,38 +258,30 @@ def run_module():
     state_path, routing_path = os.path.join(state_dir, STATE_FILE), os.path.join(state_dir, ROUTING_FILE)
     result = dict(changed=False, drained={}, previously_drained={}, groups={}, outages=[], waiting=[],
                   health_answered=None)
-    problem = state_dir_problem(state_dir)
-    if problem:
-        module.fail_json(msg=problem + ". Nothing was changed.", **result)
-    if not os.path.isdir(state_dir):
-        result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % state_dir
+    routing_text = read_text(routing_path)
+    if routing_text is None:
+        result["msg"] = "%s: the gateway is not configured yet (it routes nothing): nothing to drain" % routing_path
         module.exit_json(**result)
     try:
-        routing_text = read_text(routing_path)
-        if routing_text is None:
-            raise DrainError("%s: missing, but the gateway's state directory %s exists (the gateway role writes both): "
-                             "without it the drain cannot tell which hosts serve each model group. Rerun the gateway "
-                             "role (playbooks/gateway.yml) to write it. Nothing was changed." % (routing_path, state_dir))
         groups = parse_routing(routing_text, routing_path)
     except DrainError as exc:
         module.fail_json(msg=str(exc), **result)
     result["groups"] = groups
-    if params["state"] == "drained" and params["health_url"]:
+    if params["state"] == "drained" and params["health_url"] and not params["allow_outage"]:
         _wait_healthy(module, params, groups, result, os.path.join(state_dir, STATE_FILE))
     lock = None
     try:
         if not module.check_mode:
-            lock = open_lock(os.path.join(state_dir, ".drained.lock"))
+            lock = open(os.path.join(state_dir, ".drained.lock"), "a", encoding="utf-8")
             fcntl.flock(lock, fcntl.LOCK_EX)
         before_text = read_text(state_path)
         before = parse_state(before_text, state_path)
         result["previously_drained"] = before
         if params["state"] == "drained":
             result["outages"] = outages(groups, before, params["hosts"])
-            refused = outages_of(result["outages"], params["asking"])
-            if refused and not params["allow_outage"]:
+            if result["outages"] and not params["allow_outage"]:
                 result["drained"] = before
-                module.fail_json(msg=outage_message(refused, params["expected_seconds"]), **result)
+                module.fail_json(msg=outage_message(result["outages"], params["expected_seconds"]), **result)
             now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             after = updated(before, drain=params["hosts"], by=params["by"], now=now)
         else:
@@ -357,7 +301,7 @@ def run_module():
         module.fail_json(msg="%s: %s" % (state_path, exc), exception=traceback.format_exc(), **result)
     finally:
         if lock is not None:
-            os.close(lock)
+            lock.close()
     module.exit_json(**result)
 
 

@@ -55,22 +55,10 @@ options:
     description: Seconds each request may take.
     type: int
     default: 30
-  tls_fingerprint:
-    description:
-      - For an C(https://) O(url), the SHA-256 (hex) of the proxy's certificate, which is then the whole
-        trust (its names are the host's, not the loopback address read). Without it the system's trust
-        store and the URL's host name verify it.
-    type: str
   drain_file:
     description: The gateway's drain file (C(<gateway_state_dir>/drained.json)).
     type: path
     required: true
-  usage_file:
-    description:
-      - The client keys' usage file the proxy writes (C(usage.json) in its own directory), read as
-        RV(usage); none when omitted. A link or another kind of file is refused (RV(usage_problem)),
-        not followed.
-    type: path
   service:
     description: The proxy's systemd unit, named in the messages (C(journalctl -u)).
     type: str
@@ -126,15 +114,6 @@ drained:
   returned: always
   type: str
   sample: '{"hosts": {}}'
-usage:
-  description: The usage file's text (each client key's requests and tokens since the proxy started); null when there is none.
-  returned: always
-  type: str
-  sample: '{"since": "2026-12-05T14:41:54Z", "keys": {"team-a-2026-12": {"client": "team-a", "requests": 2}}}'
-usage_problem:
-  description: Why the usage file could not be read; null when it was (or there is none).
-  returned: always
-  type: str
 msg:
   description: What was proven, or why the proxy is not ready yet.
   returned: always
@@ -149,7 +128,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.serving.plugins.module_utils._bounded_http import bounded_request
-from ansible_collections.inferops.serving.plugins.module_utils._drain import DrainError, read_text
+from ansible_collections.inferops.serving.plugins.module_utils._drain import read_text
 from ansible_collections.inferops.serving.plugins.module_utils._gateway_read import (
     deployments_read,
     error_message,
@@ -160,14 +139,11 @@ from ansible_collections.inferops.serving.plugins.module_utils._gateway_read imp
 )
 
 
-PIN = {"value": None}  # the certificate this run pins (tls_fingerprint), set once by run_module
-
-
 def _get(url, key, timeout):
     """``(status, body, None)``, or ``(None, None, error)`` when nothing answered."""
     headers = {"Authorization": "Bearer " + key} if key else {}
     try:
-        status, body = bounded_request("GET", url, headers=headers, timeout=timeout, pin=PIN["value"])
+        status, body = bounded_request("GET", url, headers=headers, timeout=timeout)
         return status, body, None
     except (OSError, http.client.HTTPException, socket.timeout) as exc:
         return None, None, "%s: %s" % (type(exc).__name__, exc)
@@ -196,22 +172,19 @@ def run_module():
             wait=dict(type="int", default=20),
             timeout=dict(type="int", default=30),
             drain_file=dict(type="path", required=True),
-            usage_file=dict(type="path"),
             service=dict(type="str", default="inferops-gateway"),
-            tls_fingerprint=dict(type="str"),
         ),
         supports_check_mode=True,
     )
     params = module.params
     url = params["url"].rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        module.fail_json(msg="url: %r is not an http:// or https:// URL; give the proxy's URL on the gateway host, "
+    if not url.startswith("http://"):
+        module.fail_json(msg="url: %r is not an http:// URL; give the proxy's URL on the gateway host, "
                              "for example http://127.0.0.1:4000" % params["url"])
-    PIN["value"] = params["tls_fingerprint"]
     for name in ("wait", "timeout"):
         if params[name] < 1:
             module.fail_json(msg="%s: %d is not a number of seconds; give 1 or more" % (name, params[name]))
-    result = dict(changed=False, ready=True, listed=[], model_info={}, drained=None, usage=None, usage_problem=None)
+    result = dict(changed=False, ready=True, listed=[], model_info={}, drained=None)
     key, timeout = params["master_key"], params["timeout"]
     if params["prove"]:
         ready, last = _wait_ready(url, params["wait"], timeout)
@@ -235,16 +208,8 @@ def run_module():
     result["model_info"] = deployments_read(status, parse_json(body) if body is not None else None, error)
     try:
         result["drained"] = read_text(params["drain_file"])
-    except DrainError as exc:
-        module.fail_json(msg=str(exc), **result)
     except OSError as exc:
         module.fail_json(msg="%s: %s" % (params["drain_file"], exc), **result)
-    if params["usage_file"]:
-        # Written by the proxy's user: read without following a link; a problem is reported, not fatal.
-        try:
-            result["usage"] = read_text(params["usage_file"])
-        except (DrainError, OSError) as exc:
-            result["usage_problem"] = "%s: %s" % (params["usage_file"], exc) if isinstance(exc, OSError) else str(exc)
     module.exit_json(msg=proven, **result)
 
 

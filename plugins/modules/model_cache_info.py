@@ -18,12 +18,9 @@ description:
     the partial downloads a resumed C(hf download) continues - and the free space of the cache's
     filesystem, and says whether the rest fits with O(reserve_bytes) to spare. The size is the
     repository's real size at that commit, never a fixed figure.
-  - Says whether the snapshot is staged - exactly the manifest's files, each present with its size,
-    and a verification marker of M(inferops.serving.model_verify) in O(state_dir) that vouches for
-    them - so a converge skips the download without reading the weights.
-  - Refuses a plain C(http://) O(endpoint) unless O(allow_plain_http) is set, before any request.
-    The token goes to O(endpoint)'s origin only - a redirect to another scheme, host or port is
-    followed without the C(Authorization) header.
+  - Says whether the snapshot is staged - every file present with its size and a verification
+    marker of M(inferops.serving.model_verify) that vouches for it - so a converge skips the
+    download without reading the weights.
 extends_documentation_fragment:
   - inferops.serving._attributes
   - inferops.serving._attributes.INFO_MODULE
@@ -45,23 +42,9 @@ options:
     description: The Hub (or a mirror of it) the manifest is read from, as C(HF_ENDPOINT).
     type: str
     default: https://huggingface.co
-  allow_plain_http:
-    description:
-      - Accept a plain C(http://) O(endpoint) (a mirror on a network the operator trusts, the lab's stand-in).
-        Over plain http anyone on the path answers for the Hub, and huggingface_hub names each blob after the
-        ETag it is sent; by default such an endpoint is refused before anything is asked or changed.
-    type: bool
-    default: false
   token:
-    description:
-      - A Hub token for a gated or private repository (sent as a bearer token to O(endpoint)'s origin only,
-        never returned; a redirect to another origin does not carry it).
+    description: A Hub token for a gated or private repository (sent as a bearer token, never returned).
     type: str
-  state_dir:
-    description:
-      - The directory of M(inferops.serving.model_verify)'s verification markers (its O(inferops.serving.model_verify#module:state_dir)).
-        Without it nothing counts as staged.
-    type: path
   manifest:
     description:
       - The revision's manifest (C(revision), C(files)) from the lock; when set the Hub is not asked.
@@ -126,50 +109,34 @@ folder:
   returned: success
   type: str
   sample: /var/cache/inferops-serving/huggingface/hub/models--inferops-lab--tiny-chat
-copy_list:
-  description:
-    - What a copy from a peer transfers, relative to RV(folder) - each file's blob and its snapshot link
-      (C(rsync --files-from)); nothing else of the peer's folder.
-  returned: success
-  type: list
-  elements: str
-  sample: [blobs/580d310c2d211aca166288a207e972ced9bb0100, snapshots/45291e135b1f7baf20b0369dffb1548912a0c868/config.json]
 """
 
 import json
 import os
 import traceback
-from urllib.error import HTTPError
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 from ansible_collections.inferops.serving.plugins.module_utils._model_cache import (
     COMMIT_RE,
+    MARKER_NAME,
     ModelCacheError,
     check_manifest,
-    copy_list,
-    endpoint_problem,
     manifest_from_info,
     manifest_sha256,
-    marker_path,
     marker_vouches,
-    read_marker,
     repo_folder,
     space_verdict,
     verify_snapshot,
 )
-from ansible_collections.inferops.serving.plugins.module_utils._registry import RegistryError, follow_redirect
-
-MAX_REDIRECTS = 5
-REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def _blob_sizes(folder):
     blobs = os.path.join(folder, "blobs")
     if not os.path.isdir(blobs):
         return {}
-    return {name: os.lstat(os.path.join(blobs, name)).st_size for name in os.listdir(blobs)}
+    return {name: os.path.getsize(os.path.join(blobs, name)) for name in os.listdir(blobs)}
 
 
 def _free_bytes(path):
@@ -182,26 +149,6 @@ def _free_bytes(path):
     return stat.f_bavail * stat.f_frsize
 
 
-def get_json(url, headers, timeout, allow_plain_http):
-    """The JSON answer of a GET of ``url``, redirects followed here (not by urllib): the
-    ``Authorization`` header goes along only to the same origin (_registry.follow_redirect), and an
-    https request is not led to plain http unless ``allow_plain_http``."""
-    for dummy in range(MAX_REDIRECTS + 1):
-        try:
-            response = open_url(url, headers=headers, timeout=timeout, http_agent="inferops.serving",
-                                follow_redirects="none")
-            return json.loads(response.read())
-        except HTTPError as exc:
-            if exc.code not in REDIRECTS or not exc.headers.get("Location"):
-                raise
-            target, headers = follow_redirect(url, exc.headers["Location"], headers)
-            if urlsplit(url).scheme == "https" and urlsplit(target).scheme != "https" and not allow_plain_http:
-                raise RegistryError("%s redirected to plain http; set model_cache_allow_plain_http: true to follow it"
-                                    % url.split("?")[0])
-            url = target
-    raise RegistryError("%s: more than %d redirects" % (url.split("?")[0], MAX_REDIRECTS))
-
-
 def _hub_manifest(module, params):
     url = "%s/api/models/%s/revision/%s?blobs=true" % (params["endpoint"].rstrip("/"), params["model"],
                                                        quote(params["revision"], safe=""))
@@ -209,7 +156,8 @@ def _hub_manifest(module, params):
     if params["token"]:
         headers["Authorization"] = "Bearer %s" % params["token"]
     try:
-        info = get_json(url, headers, params["timeout"], params["allow_plain_http"])
+        response = open_url(url, headers=headers, timeout=params["timeout"], http_agent="inferops.serving")
+        info = json.loads(response.read())
     except Exception as exc:  # open_url raises urllib's and Ansible's errors alike
         module.fail_json(msg="reading the manifest of %s@%s from %s failed: %s. Check model_cache_endpoint and the "
                              "host's access to it, or give the lock's manifest for an offline host"
@@ -225,9 +173,7 @@ def main():
             revision=dict(type="str", required=True),
             hub_cache=dict(type="path", required=True),
             endpoint=dict(type="str", default="https://huggingface.co"),
-            allow_plain_http=dict(type="bool", default=False),
             token=dict(type="str", no_log=True),
-            state_dir=dict(type="path"),
             manifest=dict(type="dict"),
             reserve_bytes=dict(type="int", default=0),
             timeout=dict(type="int", default=30),
@@ -238,9 +184,6 @@ def main():
     if not COMMIT_RE.match(params["revision"]):
         module.fail_json(msg="revision: got %r; expected the 40-hex commit id (a branch or tag moves: pin the commit)"
                              % params["revision"])
-    problem = endpoint_problem(params["endpoint"], params["allow_plain_http"])
-    if problem:
-        module.fail_json(msg=problem)
     try:
         folder = repo_folder(params["hub_cache"], params["model"])
         if params["manifest"]:
@@ -253,13 +196,17 @@ def main():
     except ModelCacheError as exc:
         module.fail_json(msg=str(exc))
     snapshot = os.path.join(folder, "snapshots", params["revision"])
-    problems, fingerprint = verify_snapshot(snapshot, manifest, folder, fingerprint_only=True, hub_folder=folder)
-    marker = read_marker(marker_path(params["state_dir"], params["model"]), params["revision"]) if params["state_dir"] else None
+    problems, fingerprint = verify_snapshot(snapshot, manifest, folder, fingerprint_only=True)
+    marker = None
+    try:
+        with open(os.path.join(folder, MARKER_NAME), encoding="utf-8") as handle:
+            marker = (json.load(handle) or {}).get(params["revision"])
+    except (OSError, ValueError, AttributeError):
+        marker = None
     staged = not problems and marker_vouches(marker, manifest, fingerprint)
     space = space_verdict(manifest, _blob_sizes(folder), _free_bytes(params["hub_cache"]), params["reserve_bytes"])
     module.exit_json(changed=False, manifest=manifest, manifest_sha256=manifest_sha256(manifest), source=source,
-                     space=space, staged=staged, snapshot=snapshot, folder=folder,
-                     copy_list=copy_list(manifest))
+                     space=space, staged=staged, snapshot=snapshot, folder=folder)
 
 
 if __name__ == "__main__":

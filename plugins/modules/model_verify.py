@@ -14,21 +14,13 @@ description:
   - Checks every file of O(manifest) in the snapshot of O(model) at its revision in the Hugging Face
     cache under O(hub_cache) (or in O(local_dir)) - the sha256 of an LFS file, the git blob sha1 of
     any other, and its size - and fails naming each file that is missing, a dangling symlink, a link
-    out of the repository's own cache folder (a copy made of symlinks to another tree), a link to
-    another blob than its own, truncated, or different by one byte. It only reads, so nothing on the
-    host changes before the verdict.
-  - The snapshot is exactly its manifest - any file, link or directory under it that O(manifest)
-    does not list (a C(chat_template.jinja), an extra C(.safetensors), a C(generation_config.json))
-    is refused, naming it. In a hub cache every entry of the repository's C(blobs) directory must be
-    a regular file named by a hash (a sha256, or a 40-hex git sha1; huggingface_hub names a blob
-    after the server's ETag) and is refused, naming it, otherwise.
-  - On success it records a verification marker in O(state_dir), outside the tree the engine mounts,
-    keyed by the revision and the manifest's sha256, binding each file's size, mtime, ctime, device
-    and inode. A later run whose marker matches and whose files kept all of them does not read the
-    weights again (a no-op converge costs a stat per file); a rewrite, even one that restores the
-    mtime, changes the ctime and brings the full check back. The marker is written atomically (a new
-    temporary file, then a rename) without following a link, and read without following one or
-    blocking on a FIFO (anything but a regular file vouches for nothing).
+    out of the repository's own cache folder (a copy made of symlinks to another tree), truncated, or
+    different by one byte. It only reads, so nothing on the host changes before the verdict.
+  - On success it records a verification marker (C(.inferops-verified.json) in the repository's
+    cache folder) keyed by the revision and the manifest's sha256, with each file's size and mtime.
+    A later run whose marker matches and whose files kept their size and mtime does not read the
+    weights again (a no-op converge costs a stat per file); any rewrite of a file changes its mtime
+    and brings the full check back.
   - The manifest comes from the Hub (M(inferops.serving.model_cache_info)) or from the lock, for
     hosts that stay offline.
 extends_documentation_fragment:
@@ -67,19 +59,11 @@ options:
     description: Record (and trust) the verification marker. V(false) reads every file on every run.
     type: bool
     default: true
-  state_dir:
-    description:
-      - The host directory the verification markers are kept in (C(<state_dir>/models--<org>--<name>.verified.json)),
-        created 0700 when missing. Required when O(marker=true).
-      - It must not be inside O(hub_cache), its parent (the C(HF_HOME) the engine mounts) or O(local_dir),
-        since whoever can write the mounted tree could forge the marker.
-    type: path
 seealso:
   - module: inferops.serving.model_cache_info
 notes:
-  - The marker binds a file's ctime, which only the kernel sets, so a flipped byte written back with
-    the old mtime (C(touch -r)) is caught; a change made by someone able to set the clock or write the
-    block device underneath is not. Run with O(marker=false) to read everything.
+  - A flipped byte that keeps the file's size and was written without changing its mtime (C(touch -r))
+    is not caught while the marker vouches for the file; run with O(marker=false) to read everything.
 """
 
 EXAMPLES = r"""
@@ -87,7 +71,6 @@ EXAMPLES = r"""
   inferops.serving.model_verify:
     model: RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4
     hub_cache: /var/cache/inferops-serving/huggingface/hub
-    state_dir: /var/lib/inferops-serving/model-cache
     manifest: "{{ cache_info.manifest }}"
 
 - name: Verify a copy without trusting the marker
@@ -130,50 +113,57 @@ problems:
   type: list
   elements: dict
   sample: [{path: model-00001-of-00017.safetensors, problem: "a dangling symlink (-> ../../blobs/ab12...)"}]
-marker:
-  description: The verification marker's path (empty when O(marker=false)).
-  returned: always
-  type: str
-  sample: /var/lib/inferops-serving/model-cache/models--org--name.verified.json
 """
 
+import json
 import os
 import traceback
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inferops.serving.plugins.module_utils._model_cache import (
-    LOCAL_DIR_METADATA,
+    MARKER_NAME,
     ModelCacheError,
     check_manifest,
     format_problems,
     manifest_sha256,
-    marker_path,
     marker_record,
     marker_vouches,
-    read_marker,
     repo_folder,
-    state_dir_problem,
     total_bytes,
     verify_snapshot,
-    write_marker,
 )
 
 
-def mounted_trees(params):
-    """The trees an engine may mount: the hub cache and its HF_HOME, or the local dir."""
-    if params["local_dir"]:
-        return [params["local_dir"]]
-    hub = params["hub_cache"].rstrip("/") or "/"
-    return [hub, os.path.dirname(hub)] if os.path.basename(hub) == "hub" else [hub]
-
-
 def _where(params, manifest):
-    """``(snapshot, allowed root, verify_snapshot's keywords)`` for the cache or the local dir."""
+    """``(snapshot, allowed root, marker path)`` for the cache or the local dir."""
     if params["local_dir"]:
         root = params["local_dir"]
-        return root, root, {"ignore": (LOCAL_DIR_METADATA,)}
+        return root, root, os.path.join(root, MARKER_NAME)
     folder = repo_folder(params["hub_cache"], params["model"])
-    return os.path.join(folder, "snapshots", manifest["revision"]), folder, {"hub_folder": folder}
+    return os.path.join(folder, "snapshots", manifest["revision"]), folder, os.path.join(folder, MARKER_NAME)
+
+
+def _read_marker(path, revision):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return (json.load(handle) or {}).get(revision)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _write_marker(path, revision, record):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            markers = json.load(handle)
+        if not isinstance(markers, dict):
+            markers = {}
+    except (OSError, ValueError):
+        markers = {}
+    markers[revision] = record
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(markers, handle, indent=1, sort_keys=True)
+    os.replace(temporary, path)
 
 
 def main():
@@ -184,32 +174,26 @@ def main():
             hub_cache=dict(type="path"),
             local_dir=dict(type="path"),
             marker=dict(type="bool", default=True),
-            state_dir=dict(type="path"),
         ),
         required_one_of=[("hub_cache", "local_dir")],
         mutually_exclusive=[("hub_cache", "local_dir")],
-        required_if=[("marker", True, ("state_dir",))],
         supports_check_mode=True,
     )
     params = module.params
     try:
         manifest = check_manifest(params["manifest"])
-        snapshot, allowed, where = _where(params, manifest)
-        marker = marker_path(params["state_dir"], params["model"]) if params["marker"] else ""
+        snapshot, allowed, marker_path = _where(params, manifest)
     except ModelCacheError as exc:
         module.fail_json(msg=str(exc))
-    problem = state_dir_problem(params["state_dir"], mounted_trees(params)) if params["marker"] else None
-    if problem:
-        module.fail_json(msg=problem)
     revision = manifest["revision"]
     result = {"snapshot": snapshot, "revision": revision, "manifest_sha256": manifest_sha256(manifest),
-              "files": len(manifest["files"]), "bytes": total_bytes(manifest), "marker": marker, "changed": False}
+              "files": len(manifest["files"]), "bytes": total_bytes(manifest), "changed": False}
     try:
         if params["marker"]:
-            problems, fingerprint = verify_snapshot(snapshot, manifest, allowed, fingerprint_only=True, **where)
-            if not problems and marker_vouches(read_marker(marker, revision), manifest, fingerprint):
+            problems, fingerprint = verify_snapshot(snapshot, manifest, allowed, fingerprint_only=True)
+            if not problems and marker_vouches(_read_marker(marker_path, revision), manifest, fingerprint):
                 module.exit_json(read=False, **result)
-        problems, fingerprint = verify_snapshot(snapshot, manifest, allowed, **where)
+        problems, fingerprint = verify_snapshot(snapshot, manifest, allowed)
     except OSError as exc:
         module.fail_json(msg="reading %s failed: %s" % (snapshot, exc), exception=traceback.format_exc(), **result)
     if problems:
@@ -221,9 +205,9 @@ def main():
         result["changed"] = True
         if not module.check_mode:
             try:
-                write_marker(marker, revision, marker_record(manifest, fingerprint))
+                _write_marker(marker_path, revision, marker_record(manifest, fingerprint))
             except OSError as exc:
-                module.fail_json(msg="writing the verification marker %s failed: %s" % (marker, exc), **result)
+                module.fail_json(msg="writing the verification marker %s failed: %s" % (marker_path, exc), **result)
     module.exit_json(read=True, **result)
 
 

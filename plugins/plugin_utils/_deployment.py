@@ -67,7 +67,7 @@ SPEC_OPTIONS = ("name", "port", "network_mode", "registry_prefix", "model_cache_
                 "engine_cache_dir", "secret_env", "restart_retries", "log_max_size", "log_max_file",
                 "labels", "hf_hub_offline")
 PLAN_OPTIONS = SPEC_OPTIONS + ("config_dir", "script_dir", "state_dir", "textfile_dir", "smoke", "image_by_id",
-                               "docker_host", "shutdown_timeout", "gateway_drain")
+                               "docker_host", "shutdown_timeout")
 # Seconds Docker waits past the engine's own graceful shutdown before it kills the container: the
 # engine's exit after its last request (process teardown, GPU memory release) takes some.
 STOP_MARGIN = 30
@@ -117,8 +117,6 @@ def _check_options(options):
     if options.get("shutdown_timeout") is not None:
         checked["shutdown_timeout"] = _validate.whole_number(options["shutdown_timeout"], "server_shutdown_timeout",
                                                              low=0, high=3600, error=ProfileError)
-    if options.get("gateway_drain") is not None:
-        checked["gateway_drain"] = _option_bool(options["gateway_drain"])
     if options.get("docker_host") is not None:
         # Also written into the serving unit: a newline there would add a setting of its own.
         checked["docker_host"] = _validate.single_line(options["docker_host"], "server_docker_host", error=ProfileError)
@@ -245,40 +243,6 @@ def plan(profile, options=None, lock=None, overrides=None, dirs=None, watchdog=N
     return host_view(_plan(profile, options, lock=lock, overrides=overrides, dirs=dirs), watchdog)
 
 
-def _option_bool(value):
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "on", "1"):
-        return True
-    if text in ("false", "no", "off", "0", "none", ""):
-        return False
-    raise ProfileError("the gateway drain option: got %s; expected true or false" % _validate.describe(value))
-
-
-def refuse_metrics_off(profile, gateway_drain):
-    """Refuse a profile whose engine serves no /metrics when a gateway drains the host.
-
-    The drain reads the engine's in-flight gauges on /metrics (server_deployment.metrics); an
-    engine that serves them only with a flag (``_engines.METRICS_FLAG``: SGLang's
-    ``--enable-metrics``) and a profile without it would leave every drain waiting blind for its
-    whole timeout. The profile is refused rather than given the flag silently: the launch script
-    stays exactly the profile's (the seed scripts' comparison, tests/unit/.../test_profile.py,
-    holds for what runs).
-    """
-    engine = profile.get("engine")
-    flag = engines.METRICS_FLAG.get(engine)
-    if not gateway_drain or not flag:
-        return
-    if not engines.arg_value(engine, profile.get("args") or {}, (flag,)):
-        raise ProfileError(
-            "profile %s: %s serves no /metrics without --%s, and a gateway fronts this host (the inventory's gateway "
-            "group): its drain reads the in-flight gauges %s and %s there. Add '%s: true' to the profile's args "
-            "(or server_profile_overrides), as the collection's SGLang profiles have it."
-            % (profile.get("name"), engines.label(engine), flag, engines.METRICS[engine]["running"],
-               engines.METRICS[engine]["waiting"], flag))
-
-
 def _plan(profile, options=None, lock=None, overrides=None, dirs=None):
     """The deployment itself (the container, its script, URLs, expectations), without the host's files."""
     options = _check_options(dict(options or {}))
@@ -292,7 +256,6 @@ def _plan(profile, options=None, lock=None, overrides=None, dirs=None):
     if engine not in engines.ENGINES:
         raise ProfileError("profile %s: engine %s is not one of %s"
                            % (profile.get("name"), quoted(engine), ", ".join(sorted(engines.ENGINES))))
-    refuse_metrics_off(profile, options.get("gateway_drain"))
     expect, sources, superseded = derive_expect(profile, overrides)
     if superseded:
         # The resolved profile (what a rollback rebuilds) no longer states what the flag decides.

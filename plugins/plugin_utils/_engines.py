@@ -65,13 +65,6 @@ API_KEY_ENV = {"vllm": "VLLM_API_KEY", "sglang": None}
 # the engine catalog's to say. SGLang has no such flag (0.5.x): it exits on SIGTERM.
 GRACEFUL_SHUTDOWN_FLAG = {"vllm": "shutdown-timeout", "sglang": None}
 
-# The flag an engine serves /metrics only with; None: it always serves them. SGLang mounts its
-# Prometheus endpoint only with --enable-metrics (sglang/srt/entrypoints/http_server.py, 0.5.x:
-# ``if server_args.enable_metrics: add_prometheus_middleware(app)``; without it /metrics is a 404);
-# vLLM always mounts it (vllm/entrypoints/openai/api_server.py mount_metrics). The gateway's drain
-# reads the in-flight gauges there, the monitoring its every rule.
-METRICS_FLAG = {"vllm": None, "sglang": "enable-metrics"}
-
 # What the OpenAI-compatible API calls the model: --served-model-name, else the model itself.
 SERVED_MODEL_NAME_FLAGS = {"vllm": ("served-model-name",), "sglang": ("served-model-name",)}
 

@@ -26,11 +26,10 @@ import json
 from collections.abc import Mapping
 
 
-def client_url(listen_address, port, host_address, scheme="http"):
-    """The URL clients use: the listen address, or the host's address when it listens on every
-    interface; ``scheme`` https when the proxy speaks TLS."""
+def client_url(listen_address, port, host_address):
+    """The URL clients use: the listen address, or the host's address when it listens on every interface."""
     address = str(host_address if str(listen_address) in ("0.0.0.0", "::", "") else listen_address)
-    return "%s://%s:%d/v1" % (scheme, "[%s]" % address if ":" in address else address, int(port))
+    return "http://%s:%d/v1" % ("[%s]" % address if ":" in address else address, int(port))
 
 
 def _deployments(model_info):
@@ -64,24 +63,13 @@ def _drained(drained):
     return found
 
 
-def _usage(usage):
-    """The client keys' usage (inferops_auth.py's usage file, parsed): ``{since, updated, keys}``;
-    None without one; ``{problem}`` when it is not such JSON (usage says nothing of routing)."""
-    if usage is None:
-        return None
-    if isinstance(usage, Mapping) and isinstance(usage.get("keys"), Mapping):
-        return {"since": usage.get("since"), "updated": usage.get("updated"),
-                "keys": {str(name): dict(row) for name, row in sorted(usage["keys"].items()) if isinstance(row, Mapping)}}
-    return {"problem": "the usage file is not {since, updated, keys}: %s" % str(usage)[:200]}
-
-
-def gateway_routing(gateway, url, model_info=None, drained=None, error=None, usage=None):
-    """One gateway's routing: ``{gateway, url, ok, state, groups, in_routing, drained, problems, usage}``.
+def gateway_routing(gateway, url, model_info=None, drained=None, error=None):
+    """One gateway's routing: ``{gateway, url, ok, state, groups, in_routing, drained, problems}``.
 
     ``model_info``: the deployments the running proxy lists (None when it was not read, ``error``
     then says why); ``drained``: the parsed drain file, None when there is none. ``groups`` is each
     model group's hosts, ``in_routing`` each deployment's host -> bool, ``drained`` each drained
-    host -> since when and by what; ``usage`` each client key's requests and tokens (:func:`_usage`).
+    host -> since when and by what.
     """
     problems = []
     deployments, drain = {}, {}
@@ -109,14 +97,13 @@ def gateway_routing(gateway, url, model_info=None, drained=None, error=None, usa
     else:
         state = "routes to %d of %d hosts" % (sum(in_routing.values()), len(in_routing))
     return {"gateway": str(gateway), "url": url, "ok": not problems, "state": state, "groups": groups,
-            "in_routing": in_routing, "drained": drain, "problems": problems, "usage": _usage(usage)}
+            "in_routing": in_routing, "drained": drain, "problems": problems}
 
 
-def routing_from_reads(result, gateway, url, drained_text=None, usage_text=None):
+def routing_from_reads(result, gateway, url, drained_text=None):
     """``gateway_routing()`` from the reads of the role's ``status`` entry point: ``result`` the
     registered ``ansible.builtin.uri`` result of ``GET /v1/model/info`` (its message only, never its
-    request, goes into the state), ``drained_text`` the drain file's text (None: no file),
-    ``usage_text`` the client keys' usage file's text (None: no file)."""
+    request, goes into the state), ``drained_text`` the drain file's text (None: no file)."""
     result = result if isinstance(result, Mapping) else {}
     status = result.get("status")
     model_info, error = None, None
@@ -139,13 +126,7 @@ def routing_from_reads(result, gateway, url, drained_text=None, usage_text=None)
             drained = json.loads(drained_text)
         except ValueError as exc:
             drained = {"not JSON": str(exc)}
-    usage = None
-    if usage_text is not None:
-        try:
-            usage = json.loads(usage_text)
-        except ValueError as exc:
-            usage = "not JSON: %s" % exc
-    return gateway_routing(gateway, url, model_info, drained=drained, error=error, usage=usage)
+    return gateway_routing(gateway, url, model_info, drained=drained, error=error)
 
 
 def _host_routing(host, gateway):

@@ -23,8 +23,6 @@ no longer matches.
 """
 from __future__ import annotations
 
-import ipaddress
-import json
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -45,9 +43,6 @@ WATCHDOG_METRICS = {
     "gave_up": "inferops_watchdog_gave_up",
     "last_success": "inferops_watchdog_last_success_timestamp_seconds",
 }
-# The watchdog's textfile (server plan: inferops_watchdog_<container>.prom) as node_exporter's
-# ``file`` label of node_textfile_mtime_seconds names it: the base name or the full path.
-WATCHDOG_FILE_RE = "(.*/)?inferops_watchdog_[^/]*[.]prom"
 # The target labels every series carries; ``inferops_role`` tells engine targets from node ones
 # (a label, not the job name: one job per engine, since credentials are per scrape job).
 TARGET_LABELS = ("host", "instance", "profile", "inference_engine", "container")
@@ -72,18 +67,8 @@ DEFAULTS = {
     "restart_budget_low": 1,
     "watchdog_stale_seconds": 300,
     "node_exporter_install": True,
-    # Where the role's node_exporter listens (the host part of --web.listen-address); empty: the
-    # address Prometheus scrapes the host at (monitoring_scrape_address, else ansible_host, else
-    # its name), never every interface.
-    "node_exporter_listen_host": "",
     "extra_targets": {},
-    # The gateway hosts' readiness URLs ({host, url}; play_plan fills them from the `gateway`
-    # group), probed through the blackbox exporter on the monitoring host.
-    "gateway_probes": [],
-    "blackbox": "127.0.0.1:9115",
 }
-# The blackbox exporter's module the gateway probes use (roles/monitoring/templates/etc/prometheus/blackbox.yml.j2).
-BLACKBOX_MODULE = "inferops_http_2xx"
 # option key -> (role variable, lowest, highest)
 _RANGES = {
     "decode_floor_fraction": ("monitoring_decode_floor_fraction", 0.0, 1.0),
@@ -105,54 +90,6 @@ RECORDED_SERIES_RE = re.compile(r"\binferops:[A-Za-z0-9_:]+")
 
 class MonitoringError(ValueError):
     """A monitoring option or a serving host's plan that cannot be monitored."""
-
-
-def promql_string(value):
-    """``value`` as a PromQL double-quoted string literal (Go's escapes: quote, backslash, control
-    characters), so a label value cannot end the string or the selector it sits in."""
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def template_literal(value):
-    """``value`` as text an alert's annotation or label template prints verbatim: a Go template action
-    printing a string literal (``{{ "..." }}``), so ``{{`` or ``}}`` in it is never a template."""
-    return "{{ %s }}" % json.dumps(str(value), ensure_ascii=False)
-
-
-def _is_ip(address):
-    """Whether ``address`` is an IP address literal (an IPv6 one bracketed or not)."""
-    text = str(address or "").strip().strip("[]")
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
-def host_port(address, port):
-    """``host:port`` with an IPv6 address bracketed (``[fd00::5]:9100``)."""
-    address = str(address).strip()
-    if address.startswith("[") and address.endswith("]"):
-        return "%s:%d" % (address, int(port))
-    try:
-        if ipaddress.ip_address(address).version == 6:
-            return "[%s]:%d" % (address, int(port))
-    except ValueError:
-        pass
-    return "%s:%d" % (address, int(port))
-
-
-# An inventory name that may become a label value, a job name and a file name (the engine's key
-# file): printable, no path separator, no whitespace.
-_HOST_RE = re.compile(r"[^\s/\\\x00-\x1f\x7f]+")
-
-
-def _check_host(host):
-    if not _HOST_RE.fullmatch(str(host)) or str(host) in (".", ".."):
-        raise MonitoringError("serving host %s: its inventory name has whitespace, a slash, a backslash or a control "
-                              "character; it becomes a Prometheus job, a label value and a file name: rename the host "
-                              "in the inventory" % json.dumps(str(host)))
-    return str(host)
 
 
 def settings(options=None):
@@ -177,17 +114,9 @@ def settings(options=None):
     elif not isinstance(install, bool):
         errors.append("monitoring_node_exporter_install is %r: write true or false" % (install,))
     errors.extend(_extra_target_errors(values["extra_targets"]))
-    if not _LISTEN_RE.fullmatch(str(values["blackbox"])) or not 0 < int(str(values["blackbox"]).rpartition(":")[2] or 0) < 65536:
-        # Written into the exporter's ARGS= line and Prometheus' scrape address: host:port only.
-        errors.append("monitoring_blackbox_listen_address is %s: write host:port where the blackbox exporter listens, "
-                      "e.g. 127.0.0.1:9115 or [::1]:9115" % json.dumps(str(values["blackbox"])))
     if errors:
         raise MonitoringError("; ".join(errors))
     return values
-
-
-# host:port (an IPv6 host in brackets): no whitespace, quote or shell character.
-_LISTEN_RE = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}")
 
 
 def _extra_target_errors(extra):
@@ -224,41 +153,29 @@ def node_exporter_port(listen_address, variable="node_exporter_web_listen_addres
     return int(port)
 
 
-def node_exporter_settings(host, hostvars, options=None, address=None):
+def node_exporter_settings(host, hostvars, options=None):
     """How one serving host's node_exporter listens, from its own variables.
 
     ``{"listen_address", "port", "metrics_path"}``: the role's ``monitoring_node_exporter_port``
     set for that host comes first, then prometheus.prometheus.node_exporter's
     ``node_exporter_web_listen_address`` and ``node_exporter_web_telemetry_path`` (an operator's
     node_exporter deployed by that collection is scraped where it listens), then the role default.
-    The role's own node_exporter listens on ``node_exporter_listen_host`` (the host's
-    ``monitoring_node_exporter_listen_host``, else the option), else on ``address``, where
-    Prometheus scrapes it when that is an IP address - not on every interface. A name is not bound
-    (see below): then every interface, unless the operator chooses.
     """
     values = settings(options)
     hostvars = hostvars or {}
-    chosen = hostvars.get("monitoring_node_exporter_listen_host") or values.get("node_exporter_listen_host")
-    # A name is not bound: node_exporter resolves it on the host, where Debian maps the host's own
-    # name to 127.0.1.1 (and a container's name may not resolve at all); only an IP address the
-    # host is scraped at is. Without one: every interface, as node_exporter's own default.
-    if chosen and (not str(chosen).strip() or re.search(r"[\s/]", str(chosen))):
-        raise MonitoringError("host %s: monitoring_node_exporter_listen_host is %s: write the address node_exporter "
-                              "listens on, e.g. 10.0.0.1 or 127.0.0.1" % (host, json.dumps(str(chosen))))
-    bind = str(chosen).strip() if chosen else (str(address).strip() if _is_ip(address) else "")
     if hostvars.get("monitoring_node_exporter_port") not in (None, ""):
         try:
             port = int(settings(dict(values, node_exporter_port=hostvars["monitoring_node_exporter_port"]))
                        ["node_exporter_port"])
         except MonitoringError as exc:
             raise MonitoringError("host %s: %s" % (host, exc)) from exc
-        listen = host_port(bind, port)
+        listen = ":%d" % port
     elif hostvars.get("node_exporter_web_listen_address"):
         listen = str(hostvars["node_exporter_web_listen_address"])
         port = node_exporter_port(listen, "host %s: node_exporter_web_listen_address" % host)
     else:
         port = int(values["node_exporter_port"])
-        listen = host_port(bind, port)
+        listen = ":%d" % port
     path = str(hostvars.get("node_exporter_web_telemetry_path") or "/metrics")
     if not path.startswith("/"):
         raise MonitoringError("host %s: node_exporter_web_telemetry_path is %r: write a path such as /metrics"
@@ -321,7 +238,6 @@ def _host_entry(entry):
     if not isinstance(entry, Mapping) or not entry.get("host"):
         raise MonitoringError("every serving host needs host (its inventory name) and deployment; got %r"
                               % (type(entry).__name__,))
-    _check_host(entry["host"])
     deployment = entry.get("deployment")
     if not isinstance(deployment, Mapping) or deployment.get("engine") not in engines.ENGINES:
         raise MonitoringError("host %s has no deployment plan (server_deployment): run the server role's resolve "
@@ -351,7 +267,7 @@ def scrape_targets(hosts, options=None):
                   "container": deployment["container"]}
         targets.append({
             "job": "inferops-engine-%s" % host,
-            "address": host_port(address, deployment["port"]),
+            "address": "%s:%d" % (address, int(deployment["port"])),
             "scheme": url.scheme or "http",
             "metrics_path": url.path or "/metrics",
             "labels": dict(common, inferops_role="engine"),
@@ -361,7 +277,7 @@ def scrape_targets(hosts, options=None):
         })
         targets.append({
             "job": "inferops-node-%s" % host,
-            "address": host_port(address, entry.get("node_exporter_port") or values["node_exporter_port"]),
+            "address": "%s:%d" % (address, int(entry.get("node_exporter_port") or values["node_exporter_port"])),
             "scheme": "http",
             "metrics_path": entry.get("node_exporter_path") or "/metrics",
             "labels": {"host": host, "inferops_role": "node", "unified_memory": "true" if unified else "false"},
@@ -371,32 +287,6 @@ def scrape_targets(hosts, options=None):
     return targets
 
 
-def probe_targets(options=None):
-    """The gateway hosts' probes: one blackbox-exporter job per gateway host, its readiness URL
-    as the probe's target, labelled with the host and ``inferops_role="gateway"``."""
-    values = settings(options)
-    targets = []
-    for probe in sorted(values["gateway_probes"] or (), key=lambda p: str(p["host"])):
-        targets.append({
-            "job": "inferops-gateway-%s" % probe["host"],
-            "address": str(values["blackbox"]),
-            "scheme": "http",
-            "metrics_path": "/probe",
-            "probe": str(probe["url"]),
-            "labels": {"host": str(probe["host"]), "inferops_role": "gateway"},
-            "api_key_env": None,
-            "credentials_file": None,
-        })
-    return targets
-
-
-def blackbox_config():
-    """The blackbox exporter's configuration: the one module the gateway probes use, an HTTP GET
-    answered 200 within 5 s (LiteLLM's /health/readiness needs no key)."""
-    return {"modules": {BLACKBOX_MODULE: {"prober": "http", "timeout": "5s", "http": {
-        "method": "GET", "valid_status_codes": [200], "preferred_ip_protocol": "ip4"}}}}
-
-
 def prometheus_config(targets, options=None):
     """``prometheus.yml`` (as a dict) scraping ``targets`` (scrape_targets' list)."""
     values = settings(options)
@@ -404,15 +294,6 @@ def prometheus_config(targets, options=None):
     for target in targets:
         job = {"job_name": target["job"], "scheme": target["scheme"], "metrics_path": target["metrics_path"],
                "static_configs": [{"targets": [target["address"]], "labels": dict(target["labels"])}]}
-        if target.get("probe"):
-            # The blackbox exporter's convention: the probed URL is the target, the exporter the address.
-            job["params"] = {"module": [BLACKBOX_MODULE]}
-            job["static_configs"] = [{"targets": [target["probe"]], "labels": dict(target["labels"])}]
-            job["relabel_configs"] = [
-                {"source_labels": ["__address__"], "target_label": "__param_target"},
-                {"source_labels": ["__param_target"], "target_label": "instance"},
-                {"target_label": "__address__", "replacement": target["address"]},
-            ]
         if target.get("credentials_file"):
             job["authorization"] = {"type": "Bearer", "credentials_file": target["credentials_file"]}
         jobs.append(job)
@@ -672,23 +553,12 @@ def alerts(values):
                "healthy while the engine hits a device out-of-memory. Drop the page cache on the host "
                "(`sync; echo 1 > /proc/sys/vm/drop_caches`) and look for other processes holding memory; "
                "lower the profile's memory share if it recurs."),
-        _alert("InferopsGatewayDown", "critical",
-               'probe_success{inferops_role="gateway"} == 0 or up{inferops_role="gateway"} == 0', "2m",
-               "The gateway on {{ $labels.host }} does not answer its readiness probe ({{ $labels.instance }}): "
-               "clients of the front door get no answer.",
-               "On the gateway host: `systemctl status inferops-gateway` and `journalctl -u inferops-gateway -n 200` "
-               "show why the LiteLLM proxy stopped; `ansible-playbook -i <inventory> inferops.serving.status` reads "
-               "its routing. Rerun playbooks/gateway.yml to restart and prove it. If up is 0 too, the blackbox "
-               "exporter on the monitoring host is down (`systemctl status prometheus-blackbox-exporter`)."),
         _alert("InferopsScrapeTargetDown", "warning", 'up{inferops_role="node"} == 0', "5m",
                "node_exporter on {{ $labels.host }} does not answer: its memory and watchdog metrics are missing.",
                "On the host: `systemctl status prometheus-node-exporter`; rerun the monitoring play of site.yml."),
-        # node_exporter's textfile collector labels each file by its name (releases before 1.7:
-        # f.Name()) or by its full path (1.7 on, several directories: filepath.Join(dir, name));
-        # PromQL regexes are anchored, so both forms are matched.
         _alert("InferopsWatchdogSilent", "warning",
-               'time() - node_textfile_mtime_seconds{file=~"%s"} > %d'
-               % (WATCHDOG_FILE_RE, int(values["watchdog_stale_seconds"])), "5m",
+               'time() - node_textfile_mtime_seconds{file=~"inferops_watchdog_.*"} > %d'
+               % int(values["watchdog_stale_seconds"]), "5m",
                "The watchdog on {{ $labels.host }} stopped writing its metrics ({{ $labels.file }}).",
                "`systemctl status 'inferops-watchdog@*'` on the host; the engine is not being watched."),
     ]
@@ -699,18 +569,13 @@ def target_presence_rules(targets):
     rules = []
     for target in targets:
         labels = target["labels"]
-        # The host is a PromQL string literal in the selector (escaped), and absent() gives the alert
-        # the selector's labels; the annotation prints them ($labels: data, never a template), and the
-        # rule's own labels (templates too) print the host as a Go string literal.
         rules.append(_alert(
             "InferopsScrapeTargetMissing", "warning",
-            "absent(up{inferops_role=%s, host=%s})" % (promql_string(labels["inferops_role"]),
-                                                       promql_string(labels["host"])), "5m",
-            "Prometheus does not scrape the {{ $labels.inferops_role }} of {{ $labels.host }}.",
+            'absent(up{inferops_role="%s", host="%s"})' % (labels["inferops_role"], labels["host"]), "5m",
+            "Prometheus does not scrape the %s of %s." % (labels["inferops_role"], labels["host"]),
             "The deployment plans list this target but Prometheus has none: rerun the monitoring play of "
             "site.yml and check `promtool check config /etc/prometheus/prometheus.yml` on the monitoring host."))
-        rules[-1]["labels"].update({"host": template_literal(labels["host"]),
-                                    "inferops_role": template_literal(labels["inferops_role"])})
+        rules[-1]["labels"].update({"host": labels["host"], "inferops_role": labels["inferops_role"]})
     return rules
 
 
@@ -718,7 +583,7 @@ def alert_rules(hosts, options=None):
     """The rules file (as a dict): engine recording rules, the profiles' objectives, the alerts."""
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
-    targets = scrape_targets(entries, values) + probe_targets(values)
+    targets = scrape_targets(entries, values)
     groups = engine_rule_groups(entries)
     objectives_group = objective_rules([e["deployment"] for e in entries], values)
     if objectives_group:
@@ -754,7 +619,7 @@ def monitoring_plan(hosts, options=None):
     """
     values = settings(options)
     entries = [_host_entry(h) for h in hosts or ()]
-    targets = scrape_targets(entries, values) + probe_targets(values)
+    targets = scrape_targets(entries, values)
     textfile_dirs = {str(e["host"]): _textfile_dir(e, values) for e in entries}
     return {
         "targets": targets,
@@ -763,12 +628,9 @@ def monitoring_plan(hosts, options=None):
         "credentials": [{"host": t["labels"]["host"], "path": t["credentials_file"], "env": t["api_key_env"]}
                         for t in targets if t.get("credentials_file")],
         "textfile_dirs": textfile_dirs,
-        "probes": [{"host": t["labels"]["host"], "url": t["probe"]} for t in targets if t.get("probe")],
-        "blackbox": blackbox_config(),
         "node_exporters": {str(e["host"]): {
-            "listen_address": e.get("node_exporter_listen") or host_port(
-                values.get("node_exporter_listen_host") or e.get("address") or e["host"],
-                e.get("node_exporter_port") or values["node_exporter_port"]),
+            "listen_address": e.get("node_exporter_listen") or ":%d" % int(e.get("node_exporter_port")
+                                                                           or values["node_exporter_port"]),
             "metrics_path": e.get("node_exporter_path") or "/metrics",
             "textfile_dir": textfile_dirs[str(e["host"])]} for e in entries},
     }
@@ -782,10 +644,9 @@ def serving_host(name, hostvars, options=None):
     prometheus.prometheus' ``node_exporter_textfile_dir`` is kept for the check of the watchdog's
     directory).
     """
-    address = hostvars.get("monitoring_scrape_address") or hostvars.get("ansible_host") or str(name)
-    node = node_exporter_settings(str(name), hostvars, options, address=address)
+    node = node_exporter_settings(str(name), hostvars, options)
     return {"host": str(name),
-            "address": address,
+            "address": hostvars.get("monitoring_scrape_address") or hostvars.get("ansible_host") or str(name),
             "deployment": hostvars.get("server_deployment"),
             "node_exporter_port": node["port"],
             "node_exporter_listen": node["listen_address"],
@@ -812,161 +673,6 @@ def play_plan(names, hostvars, options=None, unplanned="fail"):
     missing = [name for name in names if hostvars[name].get("server_deployment") is None]
     if missing and unplanned == "report":
         return {"unplanned": missing}
-    gateways = [str(name) for name in (options or {}).get("gateways") or ()]
-    if gateways:
-        from ansible_collections.inferops.serving.plugins.plugin_utils._gateway import GatewayError, probe_url
-        unknown = [name for name in gateways if name not in hostvars]
-        if unknown:
-            raise MonitoringError("monitoring_gateway_hosts names %s, not in the inventory: list the gateway hosts "
-                                  "(the default is groups['gateway'])" % ", ".join(unknown))
-        try:
-            probes = [{"host": name, "url": probe_url(name, hostvars)} for name in gateways]
-        except GatewayError as exc:
-            raise MonitoringError("monitoring_gateway_hosts: %s" % exc) from None
-        options = dict((options or {}), gateway_probes=probes)
-    options = {key: value for key, value in (options or {}).items() if key != "gateways"}
     plan = monitoring_plan([serving_host(name, hostvars[name], options) for name in names], options)
     plan["unplanned"] = []
     return plan
-
-
-# ---- a host leaves the fleet (playbooks/undeploy.yml, the monitoring role's `forget`) ----
-
-def _job_hosts(job):
-    """The ``host`` labels of a scrape job's static configs."""
-    return {str((config.get("labels") or {}).get("host")) for config in job.get("static_configs") or ()
-            if isinstance(config, Mapping) and (config.get("labels") or {}).get("host")}
-
-
-# template_literal's ``{{ "..." }}`` and a ``host="..."`` equality matcher of a PromQL selector
-# (promql_string's literal; ``=~`` and ``!=`` are not matched): how a rule names a host.
-_TEMPLATE_LITERAL_RE = re.compile(r'\{\{ ("(?:[^"\\]|\\.)*") \}\}')
-_SELECTOR_HOST_RE = re.compile(r'(?<![\w:])host\s*=\s*("(?:[^"\\]|\\.)*")')
-
-
-def _string_literal(literal):
-    """A double-quoted literal as template_literal and promql_string write it, read back."""
-    try:
-        value = json.loads(literal)
-    except ValueError:
-        return literal[1:-1]
-    return value if isinstance(value, str) else literal[1:-1]
-
-
-def label_value(text):
-    """A rule's label as the alert carries it: template_literal's ``{{ "..." }}`` read back (a label
-    is a template), any other text as it is."""
-    text = str(text)
-    match = _TEMPLATE_LITERAL_RE.fullmatch(text)
-    return _string_literal(match.group(1)) if match else text
-
-
-def rule_hosts(rule):
-    """The hosts an alerting rule names: its ``host`` label (read back) and the hosts its expression
-    selects by equality (``absent(up{..., host="..."})``). Empty for a fleet-wide rule."""
-    if not isinstance(rule, Mapping) or "alert" not in rule:
-        return set()
-    hosts = {_string_literal(literal) for literal in _SELECTOR_HOST_RE.findall(str(rule.get("expr") or ""))}
-    label = (rule.get("labels") or {}).get("host") if isinstance(rule.get("labels"), Mapping) else None
-    if label not in (None, ""):
-        hosts.add(label_value(label))
-    return hosts
-
-
-def forget_hosts(prometheus, rules, hosts):
-    """The running ``prometheus.yml`` and rules file without the serving hosts ``hosts``.
-
-    ``prometheus`` and ``rules``: the monitoring host's files as :func:`prometheus_config` and
-    :func:`alert_rules` wrote them (parsed). The scrape jobs of the collection (``inferops-*``)
-    whose targets are labelled with a leaving host go, with their credentials files; so do the
-    alerts that name such a host (:func:`rule_hosts`: its ``host`` label, escaped by
-    :func:`template_literal`, or a ``host="..."`` matcher of its expression - the
-    ``InferopsScrapeTargetMissing`` ``absent(up{...})`` of each of its targets, which would go
-    pending and fire once it is no longer scraped). The other hosts' jobs and rules, the
-    operator's own jobs, the fleet-wide alerts and the recording rules stay as they are: no plan
-    of the other hosts is needed. Returns ``{prometheus, rules, removed, credentials}``: the new
-    files, the hosts that were found and removed, and the credentials files only the removed jobs
-    read.
-    """
-    if not isinstance(prometheus, Mapping) or not isinstance(prometheus.get("scrape_configs"), list):
-        raise MonitoringError("the monitoring host's prometheus.yml has no scrape_configs: it was not written by the "
-                              "monitoring role; run playbooks/monitoring.yml first")
-    if not isinstance(rules, Mapping) or not isinstance(rules.get("groups"), list):
-        raise MonitoringError("the monitoring host's inferops rules file has no groups: it was not written by the "
-                              "monitoring role; run playbooks/monitoring.yml first")
-    leaving = {str(host) for host in hosts or ()}
-    jobs, removed, credentials, kept_credentials = [], set(), set(), set()
-    for job in prometheus["scrape_configs"]:
-        path = ((job.get("authorization") or {}).get("credentials_file") if isinstance(job, Mapping) else None)
-        found = _job_hosts(job) & leaving if isinstance(job, Mapping) else set()
-        if found and str(job.get("job_name", "")).startswith("inferops-"):
-            removed |= found
-            if path:
-                credentials.add(path)
-            continue
-        jobs.append(job)
-        if path:
-            kept_credentials.add(path)
-    groups = []
-    for group in rules["groups"]:
-        kept = []
-        for rule in (group.get("rules") or ()) if isinstance(group, Mapping) else ():
-            named = rule_hosts(rule) & leaving
-            removed |= named
-            if not named:
-                kept.append(rule)
-        groups.append(dict(group, rules=kept) if isinstance(group, Mapping) else group)
-    return {"prometheus": dict(prometheus, scrape_configs=jobs), "rules": dict(rules, groups=groups),
-            "removed": sorted(removed), "credentials": sorted(credentials - kept_credentials)}
-
-
-# ---- do alerts reach someone (the monitoring role's warning, status.yml's monitoring row) ----
-
-RECEIVER_VARIABLE = "monitoring_alertmanager_receiver"
-
-
-def alert_delivery(receiver=None, enabled=True):
-    """Whether the alerts reach anyone: ``{"delivers": bool, "warning": str or None}``.
-
-    Alertmanager sends an alert only through a receiver's ``*_configs`` (``webhook_configs``,
-    ``email_configs``, ``pagerduty_configs``, ...): the role's default receiver (a name alone)
-    drops every alert. ``enabled`` false (``monitoring_alertmanager_enabled``): Prometheus sends
-    them nowhere.
-    """
-    if isinstance(enabled, str):
-        enabled = enabled.strip().lower() in ("true", "yes", "on", "1")
-    if not enabled:
-        return {"delivers": False, "warning": "alerts reach no one: monitoring_alertmanager_enabled is false, so "
-                                              "Prometheus evaluates the alert rules and sends them nowhere; enable "
-                                              "it and set %s" % RECEIVER_VARIABLE}
-    configs = sorted(key for key, value in (receiver or {}).items()
-                     if str(key).endswith("_configs") and isinstance(value, (list, tuple)) and value) \
-        if isinstance(receiver, Mapping) else []
-    if configs:
-        return {"delivers": True, "warning": None}
-    return {"delivers": False, "warning": "alerts reach no one: %s has no *_configs (got %s), so Alertmanager drops "
-                                          "every alert; set it in the inventory, e.g. {name: oncall, webhook_configs: "
-                                          "[{url: https://hooks.example/alertmanager}]}"
-                                          % (RECEIVER_VARIABLE, "a name only" if isinstance(receiver, Mapping)
-                                             else "nothing")}
-
-
-def alerting_rows(hosts, hostvars, receiver=None, enabled=None):
-    """One status row per monitoring host: whether its alerts reach a receiver.
-
-    ``hostvars``: each host's variables (its ``monitoring_alertmanager_receiver`` and
-    ``monitoring_alertmanager_enabled``, the role's defaults when unset); ``receiver`` and
-    ``enabled``, when given, are the role's own values (the role's task). The row's ``host`` is
-    ``<host> (monitoring)``: the host may serve an engine too and has a serving row of its own.
-    """
-    rows = []
-    for host in hosts or ():
-        own = hostvars.get(str(host)) if isinstance(hostvars, Mapping) else None
-        own = own if isinstance(own, Mapping) else {}
-        delivery = alert_delivery(receiver if receiver is not None else own.get(RECEIVER_VARIABLE, {"name": "operator"}),
-                                  enabled if enabled is not None else own.get("monitoring_alertmanager_enabled", True))
-        rows.append({"host": "%s (monitoring)" % host, "ok": delivery["delivers"], "profile": "monitoring (Prometheus)",
-                     "state": "alerts delivered" if delivery["delivers"] else "ALERTS DROPPED: " + delivery["warning"],
-                     "problems": [] if delivery["delivers"] else [delivery["warning"]], "details": {},
-                     "monitoring": True, "warning": delivery["warning"]})
-    return rows

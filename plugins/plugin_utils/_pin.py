@@ -93,6 +93,14 @@ def fleet_file(name, sources, given="", isdir=os.path.isdir, exists=os.path.exis
     return found[0] if found else places[0]
 
 
+def hardware_group(groups, given=None, serving_group="serving"):
+    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group other
+    than the serving group, else the serving group."""
+    if given:
+        return str(given)
+    return next((group for group in groups or [] if group != serving_group), serving_group)
+
+
 def canaries(hosts, image=None, serving_group="serving", pattern=None):
     """One canary per hardware group and image, in the hosts' order: the host marked
     ``canary: true``, else the group's first host with that image. ``hosts``: ``[{host, image,

@@ -37,19 +37,12 @@ def _digest(ref):
     return ref if ref.startswith("sha256:") else None
 
 
-# The groups the collection's playbooks act on: a host's membership in them says nothing of its
-# hardware (lab-spark is in `monitoring` because Prometheus runs there).
-ROLE_GROUPS = ("gateway", "monitoring")
-
-
 def hardware_group(groups, given=None, serving_group="serving"):
-    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group
-    (Ansible's ``group_names``, sorted) other than the serving group and the gateway and monitoring
-    groups, else the serving group (the pin's canaries are one per such group)."""
+    """The host's hardware group: ``inferops_hardware_group`` when given, else its first group other
+    than the serving group, else the serving group (the pin's canaries are one per such group)."""
     if given:
         return str(given)
-    return next((str(group) for group in groups or [] if group != serving_group and group not in ROLE_GROUPS),
-                serving_group)
+    return next((group for group in groups or [] if group != serving_group), serving_group)
 
 
 def is_rollback_entry(entry):

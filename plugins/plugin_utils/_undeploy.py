@@ -9,9 +9,8 @@
 Everything the role made for this container: the watchdog instance and the start-with-Docker
 instance (stopped and disabled first, so neither starts the container again), the container and
 its staged successor, the secret env file, the launch script, the watchdog's configuration,
-state and textfile metrics. The host's last known-good record is not deleted: it is kept aside,
-renamed (``record``), so what the host last served stays readable (and can be put back for
-playbooks/rollback.yml). The files every deployment on the host shares (the two template units, the watchdog program) go with the last deployment
+state and textfile metrics, and the host's last known-good record. The files every deployment
+on the host shares (the two template units, the watchdog program) go with the last deployment
 only. Kept: the model cache and the engine's compile cache (data a re-converge would download or
 compile again for minutes), the image, and the failure logs (evidence).
 """
@@ -29,9 +28,8 @@ SHARED_PROGRAMS = ("inferops_watchdog.py", "inferops_unified_memory.py", "infero
 
 
 def undeploy_parts(deployment):
-    """``{services, containers, files, shared_files, record}`` to remove ``deployment`` from its
-    host: the plan's ``undeploy``. ``record`` is the last known-good record's path, renamed aside
-    rather than removed (None when the plan has none). ``files`` and ``shared_files`` are ``{path, state: absent}`` entries for
+    """``{services, containers, files, shared_files}`` to remove ``deployment`` from its host: the
+    plan's ``undeploy``. ``files`` and ``shared_files`` are ``{path, state: absent}`` entries for
     inferops.serving.host_files; the undeploy entry point removes the shared files too only when
     no launch script of another deployment is left in the script directory (the host's last
     deployment goes)."""
@@ -42,12 +40,12 @@ def undeploy_parts(deployment):
     script_dir = options.get("script_dir") or posixpath.dirname(script_path)
     env_file = deployment.get("env_file") or (
         "%s/%s.env" % (options["config_dir"].rstrip("/"), name) if options.get("config_dir") else None)
-    paths = [env_file, script_path, watchdog.get("config_file"), watchdog.get("state_file"), watchdog.get("textfile")]
+    paths = [env_file, script_path, watchdog.get("config_file"), watchdog.get("state_file"), watchdog.get("textfile"),
+             deployment.get("state_file")]
     shared = list(SHARED_UNITS) + ["%s/%s" % (script_dir.rstrip("/"), program) for program in SHARED_PROGRAMS]
     return {
         "services": [service for service in (watchdog.get("service"), "inferops-serving@%s.service" % name) if service],
         "containers": [container for container in (name, deployment.get("staged_container")) if container],
         "files": [{"path": path, "state": "absent"} for path in paths if path],
         "shared_files": [{"path": path, "state": "absent"} for path in shared],
-        "record": deployment.get("state_file"),
     }

@@ -74,15 +74,11 @@ def converged(tmp_path_factory):
                                        "server_secrets": {"VLLM_API_KEY": ENGINE_KEY}}))
     secrets.chmod(0o600)
     run([os.path.join(BIN, "ansible-playbook"), "-i", INVENTORY, "tests/lab/fleet.yml"])
-    # server_secrets reach lab-g7e's container too (its env file's variable names are in its spec), so
-    # it restarts: the outage of its model group of one is accepted for these runs (the lab's
-    # gateway refuses it, as a real fleet's does).
-    outage = ("-e", "gateway_allow_outage=true")
-    outputs = {"site.yml -vvv": playbook("site.yml", "-e", "@%s" % secrets, "-vvv", *outage)}
+    outputs = {"site.yml -vvv": playbook("site.yml", "-e", "@%s" % secrets, "-vvv")}
     outputs["gateway.yml again"] = playbook("playbooks/gateway.yml", "-e", "@%s" % secrets)
     yield outputs
     # the lab fleet as shipped again (no engine key, the lab's master key)
-    labkit.mark_fleet_shipped(playbook("site.yml", *outage))
+    labkit.mark_fleet_shipped(playbook("site.yml"))
 
 
 def groups():

@@ -105,8 +105,7 @@ def test_a_peer_copies_over_ssh_and_verifies_without_the_hub(peers):
     assert labkit.recap(result.stdout)[COPY]["changed"] > 0, result.stdout[-3000:]
     assert hub_requests() == before  # the second host asked the Hub stand-in nothing
     folder = "%s/copy/hub/%s" % (WORK, FOLDER)
-    # The role's state directory (model_cache_state_dir's default), outside the cache the engine mounts.
-    marker = json.loads(labkit.exec_on(COPY, "cat /var/lib/inferops-serving/model-cache/%s.verified.json" % FOLDER).stdout)
+    marker = json.loads(labkit.exec_on(COPY, "cat %s/.inferops-verified.json" % folder).stdout)
     assert list(marker) == [COMMIT]  # verified on this host
     weights = labkit.exec_on(COPY, "readlink -f %s/snapshots/%s/model.safetensors" % (folder, COMMIT)).stdout.strip()
     assert weights.startswith(folder + "/blobs/")  # its own blob

@@ -36,7 +36,7 @@ HUB = "http://127.0.0.1:5090"
 # The stand-in's repositories (tests/lab/lab.sh: a copy of tests/lab/hub/repos, laid anew at each up).
 HUB_ROOT = os.path.join(os.environ.get("LAB_DIR", os.path.join(labkit.ROOT, ".lab")), "hub", "repos")
 # The model_cache settings of inventories/lab/group_vars/serving.yml, on top of the shared Sparks'.
-GROUP_VARS = dict(labkit.GROUP_VARS, model_cache_enabled=True, model_cache_endpoint=HUB, model_cache_allow_plain_http=True,
+GROUP_VARS = dict(labkit.GROUP_VARS, model_cache_enabled=True, model_cache_endpoint=HUB,
                   model_cache_reserve_bytes=0, model_cache_progress_interval=2,
                   model_cache_pip_environment={"PIP_CERT": "/etc/ssl/certs/inferops-lab-pip-ca.crt"},
                   server_profile_overrides={"args": {"host": "127.0.0.1"}})

@@ -343,16 +343,13 @@ def test_the_readme_names_every_role_plugin_and_playbook():
 
 def test_the_collections_site_playbook_is_what_the_guide_says():
     """docs/lab-to-fleet.md: `inferops.serving.site` (playbooks/site.yml) is the whole fleet: the
-    serving hosts, then the gateway and monitoring playbooks, then the verdict on the serving hosts;
-    the repository's site.yml is the same."""
+    serving hosts, then the gateway and monitoring playbooks; the repository's site.yml is the same."""
     with open(os.path.join(ROOT, "site.yml"), encoding="utf-8") as handle:
         imported = [play["ansible.builtin.import_playbook"] for play in yaml.safe_load(handle)]
     assert imported == ["playbooks/site.yml"]
     with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
-        plays = yaml.safe_load(handle)
-    assert [play.get("ansible.builtin.import_playbook") for play in plays] == [
-        "serving.yml", "gateway.yml", "monitoring.yml", None]
-    assert plays[-1]["hosts"] == "{{ inferops_serving_hosts | default('serving') }}"
+        imported = [play["ansible.builtin.import_playbook"] for play in yaml.safe_load(handle)]
+    assert imported == ["serving.yml", "gateway.yml", "monitoring.yml"]
     guide = " ".join(read("docs/lab-to-fleet.md").split())
     assert "inferops.serving.site` converges the whole fleet" in guide
 
@@ -480,9 +477,8 @@ def test_every_loopback_port_it_quotes_is_the_trees():
     with open(os.path.join(ROOT, "tests", "lab", "lab.sh"), encoding="utf-8") as handle:
         registry = re.search(r'^REGISTRY="127\.0\.0\.1:(\d+)"', handle.read(), re.M).group(1)
     prometheus = re.search(r":(\d+)'?\)", defaults["monitoring_prometheus_listen_address"]).group(1)
-    blackbox = re.search(r":(\d+)$", defaults["monitoring_blackbox_listen_address"]).group(1)
     sources = {str(defaults["gateway_port"]): "gateway_port", prometheus: "monitoring_prometheus_listen_address",
-               registry: "the lab's registry", blackbox: "monitoring_blackbox_listen_address"}
+               registry: "the lab's registry"}
     for doc in DOCS:
         quoted = set(re.findall(r"127\.0\.0\.1:(\d+)", read(doc)))
         assert quoted <= set(sources), "%s quotes loopback ports no file sets: %s" % (doc, quoted - set(sources))

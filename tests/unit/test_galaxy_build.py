@@ -217,23 +217,18 @@ def plays_and_roles(listing):
 
 
 def test_the_installed_site_playbook_is_the_whole_fleet(installed):
-    """inferops.serving.site from the installed copy: the serving hosts (planned, then rolled in waves),
-    then the gateway (which puts the hosts the run proved back in routing), then monitoring, each
-    play on its own group, then the verdict on the serving hosts."""
+    """inferops.serving.site from the installed copy: the serving hosts, then the gateway (which puts the
+    hosts the run proved back in routing), then monitoring, each play on its own group."""
     result = installed["playbook"]("-i", installed["inventory"], "inferops.serving.site", "--list-tasks")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "playbook: %s" % (installed["root"] / "playbooks" / "site.yml") in result.stdout
     plays = plays_and_roles(result.stdout)
-    assert list(plays) == ["Plan the rollout of the serving fleet", "Serve the tuned profiles", "Summarise the fleet",
-                           "Fail the run when a serving host failed (this playbook alone)",
-                           "Plan the deployments the gateway fronts",
+    assert list(plays) == ["Serve the tuned profiles", "Summarise the fleet", "Plan the deployments the gateway fronts",
                            "Run the gateway in front of the serving fleet", "Summarise the gateway",
-                           "Plan the serving hosts and run node_exporter on them", "Run Prometheus and Alertmanager",
-                           "Fail the run when a serving host failed"]
-    assert plays["Plan the rollout of the serving fleet"]["hosts"] == "serving"
-    # The waves are the hosts the plan play adds to this group, at run time.
+                           "Plan the serving hosts and run node_exporter on them", "Run Prometheus and Alertmanager"]
     serving = plays["Serve the tuned profiles"]
-    assert serving["hosts"] == "inferops_serving_rollout", serving
+    assert serving["hosts"] == "serving"
+    assert {"preflight", "container_toolkit", "model_cache", "server", "watchdog"} <= serving["roles"]
     gateway = plays["Run the gateway in front of the serving fleet"]
     assert gateway["hosts"] == "gw-01" and "gateway" in gateway["roles"]
     assert "Put the serving hosts this run proved back in routing" in result.stdout
@@ -244,15 +239,14 @@ def test_the_installed_site_playbook_is_the_whole_fleet(installed):
 
 def test_the_repository_site_yml_is_the_same_converge():
     """The repository's site.yml imports the installed collection's site playbook and nothing else, and
-    that imports the serving, gateway and monitoring playbooks, then fails the run for a failed
-    serving host."""
+    that imports the serving, gateway and monitoring playbooks."""
     with open(os.path.join(ROOT, "site.yml"), encoding="utf-8") as handle:
         root_site = yaml.safe_load(handle)
     assert [play.get("ansible.builtin.import_playbook") for play in root_site] == ["playbooks/site.yml"]
     with open(os.path.join(ROOT, "playbooks", "site.yml"), encoding="utf-8") as handle:
         site = yaml.safe_load(handle)
     assert [play.get("ansible.builtin.import_playbook") for play in site] == ["serving.yml", "gateway.yml",
-                                                                              "monitoring.yml", None]
+                                                                              "monitoring.yml"]
 
 
 @pytest.mark.parametrize("name", PLAYBOOKS)

@@ -148,8 +148,6 @@ def test_the_pinned_revision_is_staged_and_verified_where_the_cache_is_on(host, 
     folder = os.path.join(hostvars.get("server_model_cache_dir", "/root/.cache/huggingface"), "hub",
                           "models--" + profile["model"].replace("/", "--"))
     assert host.file(os.path.join(folder, "snapshots", revision)).is_directory
-    # model_verify's markers, one per verified revision (plugins/modules/model_verify.py), in the
-    # role's state directory (model_cache_state_dir), outside the tree the engine mounts.
-    state = os.path.join(hostvars.get("server_state_dir", "/var/lib/inferops-serving"), "model-cache")
-    markers = json.loads(host.file(os.path.join(state, os.path.basename(folder) + ".verified.json")).content_string)
+    # model_verify's markers, one per verified revision (plugins/modules/model_verify.py)
+    markers = json.loads(host.file(os.path.join(folder, ".inferops-verified.json")).content_string)
     assert markers[revision]["revision"] == revision and markers[revision]["fingerprint"]

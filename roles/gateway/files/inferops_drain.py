@@ -71,15 +71,6 @@ def routable(deployments, drained):
     return [d for d in deployments if ((d.get("model_info") or {}).get("inferops_host")) not in drained]
 
 
-def retry_after(deployments):
-    """Seconds until a host of the group is expected back: the least of the deployments'
-    ``model_info.inferops_retry_after`` (each host's stop timeout plus its readiness cap, from the
-    gateway plan); None when none says."""
-    seconds = [int(info["inferops_retry_after"]) for info in ((d.get("model_info") or {}) for d in deployments)
-               if isinstance(info.get("inferops_retry_after"), int) and info["inferops_retry_after"] > 0]
-    return min(seconds) if seconds else None
-
-
 def nowhere_message(model, deployments):
     """Why a request for ``model`` has no host: ``deployments`` (all drained) named by host."""
     hosts = sorted({str((d.get("model_info") or {}).get("inferops_host")) for d in deployments})
@@ -136,13 +127,7 @@ class DrainFilter(CustomLogger):
                                        parent_otel_span=None):
         left = routable(healthy_deployments, self.drained.current())
         if healthy_deployments and not left:
-            error = ServiceUnavailableError(nowhere_message(model, healthy_deployments), llm_provider="", model=model)
-            seconds = retry_after(healthy_deployments)
-            if seconds:
-                # The proxy copies an exception's ``headers`` into its error response
-                # (litellm/proxy/common_request_processing.py handle_llm_api_exception).
-                error.headers = {"Retry-After": str(seconds)}
-            raise error
+            raise ServiceUnavailableError(nowhere_message(model, healthy_deployments), llm_provider="", model=model)
         return left
 
 

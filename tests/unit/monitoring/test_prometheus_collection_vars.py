@@ -46,8 +46,7 @@ def test_without_them_nothing_changes():
     plan = monitoring_plan(["spark-1", "g7e-1"], hostvars())
     assert node_target(plan, "spark-1")["address"] == "10.0.0.1:9100"
     assert node_target(plan, "spark-1")["metrics_path"] == "/metrics"
-    # node_exporter listens where Prometheus scrapes it (the host's ansible_host), not on every interface
-    assert plan["node_exporters"]["spark-1"] == {"listen_address": "10.0.0.1:9100", "metrics_path": "/metrics",
+    assert plan["node_exporters"]["spark-1"] == {"listen_address": ":9100", "metrics_path": "/metrics",
                                                  "textfile_dir": "/var/lib/node_exporter"}
     assert [j["job_name"] for j in plan["prometheus"]["scrape_configs"]] == [
         "prometheus", "inferops-engine-g7e-1", "inferops-node-g7e-1", "inferops-engine-spark-1", "inferops-node-spark-1"]
@@ -68,7 +67,7 @@ def test_the_role_variable_set_for_a_host_wins():
     plan = monitoring_plan(["spark-1"], hostvars(monitoring_node_exporter_port=9101,
                                                  node_exporter_web_listen_address="0.0.0.0:9200"))
     assert node_target(plan, "spark-1")["address"] == "10.0.0.1:9101"
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == "10.0.0.1:9101"
+    assert plan["node_exporters"]["spark-1"]["listen_address"] == ":9101"
 
 
 def test_a_bad_port_set_for_a_host_names_the_host():
@@ -145,35 +144,3 @@ def test_bad_prometheus_targets_are_refused_naming_the_variables(extra, message)
 def test_node_exporter_install_must_be_a_boolean():
     with pytest.raises(m.MonitoringError, match="monitoring_node_exporter_install is 'maybe': write true or false"):
         m.settings({"node_exporter_install": "maybe"})
-
-
-# ---- issue 39: node_exporter listens where it is scraped, not on every interface ----
-
-def test_node_exporter_listens_on_the_scrape_address_an_ipv6_one_bracketed():
-    plan = monitoring_plan(["spark-1", "g7e-1"], hostvars(ansible_host="fd00::5"))
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == "[fd00::5]:9100"
-    assert node_target(plan, "spark-1")["address"] == "[fd00::5]:9100"
-    assert next(t for t in plan["targets"] if t["job"] == "inferops-engine-spark-1")["address"] == "[fd00::5]:8101"
-    plan = monitoring_plan(["spark-1"], hostvars(monitoring_scrape_address="192.168.7.1"))
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == "192.168.7.1:9100"
-
-
-def test_a_host_scraped_by_name_is_not_bound_to_the_name():
-    """Debian maps a host's own name to 127.0.1.1 (and a container's name may not resolve): binding
-    node_exporter to the inventory name would leave it unreachable, or unable to start. A name is
-    scraped as it is; node_exporter listens on every interface unless the operator chooses."""
-    plan = monitoring_plan(["spark-1"], hostvars(ansible_host="spark-1.lab.example"))
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == ":9100"
-    assert node_target(plan, "spark-1")["address"] == "spark-1.lab.example:9100"
-    plan = monitoring_plan(["spark-1"], hostvars(ansible_host="spark-1.lab.example",
-                                                 monitoring_node_exporter_listen_host="10.0.0.7"))
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == "10.0.0.7:9100"
-
-
-def test_the_operator_chooses_the_node_exporter_listen_host():
-    plan = monitoring_plan(["spark-1", "g7e-1"], hostvars(monitoring_node_exporter_listen_host="0.0.0.0"),
-                           {"node_exporter_listen_host": "127.0.0.1"})
-    assert plan["node_exporters"]["spark-1"]["listen_address"] == "0.0.0.0:9100"  # the host's own value wins
-    assert plan["node_exporters"]["g7e-1"]["listen_address"] == "127.0.0.1:9100"
-    with pytest.raises(m.MonitoringError, match="host spark-1: monitoring_node_exporter_listen_host is \"a b\""):
-        monitoring_plan(["spark-1"], hostvars(monitoring_node_exporter_listen_host="a b"))

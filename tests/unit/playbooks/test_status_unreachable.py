@@ -20,16 +20,16 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
-def status(tmp_path, **groups):
+def status(tmp_path):
     inv = tmp_path / "hosts.yml"
-    inv.write_text(yaml.safe_dump(dict(groups, serving={
+    inv.write_text(yaml.safe_dump({"serving": {
         "vars": {"server_profile": "gb10-nvfp4-mtp-throughput", "inferops_become": False},
         "hosts": {
             "gone-01": {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1,
                         "ansible_ssh_common_args": "-o ConnectTimeout=5"},
             "here-01": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                         "server_docker_host": "unix://%s" % (tmp_path / "no-docker.sock")},
-        }})))
+        }}}))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_CALLBACK_RESULT_FORMAT="json", ANSIBLE_LOCALHOST_WARNING="0")
     playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -52,14 +52,3 @@ def test_every_host_has_a_row_with_its_reason_and_the_run_fails(tmp_path):
     assert here, out[-4000:]
     # Each host is failed with its state, so the recap shows both.
     assert re.search(r"gone-01 +: .*failed=1", out) and re.search(r"here-01 +: .*failed=1", out), out[-2000:]
-
-
-def test_a_monitoring_host_without_a_receiver_gets_a_row_that_says_alerts_are_dropped(tmp_path):
-    hook = "https://hooks.example/am/token-0123"
-    result = status(tmp_path, monitoring={"hosts": {"here-01": {}, "mon-02": {"monitoring_alertmanager_receiver": {
-        "name": "oncall", "webhook_configs": [{"url": hook}]}}}})
-    out = result.stdout
-    assert re.search(r'"here-01 \(monitoring\) +\| monitoring \(Prometheus\) +\|[^"]*\| ALERTS DROPPED: alerts reach no '
-                     r'one: monitoring_alertmanager_receiver has no \*_configs', out), out[-4000:]
-    assert re.search(r'"mon-02 \(monitoring\) +\| monitoring \(Prometheus\) +\|[^"]*\| alerts delivered"', out), out[-4000:]
-    assert hook not in out

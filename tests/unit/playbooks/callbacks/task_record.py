@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A callback for the playbook tests (enabled by role_runs.py, never shipped): it appends one JSON
 line per task result to the file named by INFEROPS_TASK_RECORD: the host, the action, the task's
-arguments as the executor templated them, the status and ``changed`` (and, with --diff, the
-result's diff: what a file would become). A no_log task's arguments
+arguments as the executor templated them, the status and ``changed``. A no_log task's arguments
 are recorded too (the file is the test's own, in its temporary directory): a test can ask what a
 secret-carrying task was told to do (a file's mode) without a value of the result."""
 from __future__ import annotations
@@ -43,10 +42,6 @@ class CallbackModule(CallbackBase):
             args = {}
         line = {"host": _part(result, "host").get_name(), "action": task.action, "args": args, "status": status,
                 "changed": bool(_part(result, "result").get("changed")), "no_log": bool(task.no_log)}
-        # With --diff, what a file would become (a template's rendering included), in check mode too.
-        diff = _part(result, "result").get("diff")
-        if diff and not task.no_log:
-            line["diff"] = json.loads(json.dumps(diff, default=str))
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
 

@@ -2,12 +2,9 @@
 """The gateway's drain state and its decisions: which hosts are out, what an outage is, what is in flight."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from ansible_collections.inferops.serving.plugins.module_utils import _drain as drain
-from ansible_collections.inferops.serving.plugins.plugin_utils import _engines as engines
 
 MODEL = "RedHatAI/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4"
 GROUPS = {MODEL: ["spark-1", "spark-2"], "openai/gpt-oss-120b": ["g7e-1"]}
@@ -137,119 +134,11 @@ PLAN_NAMES = dict(VLLM_NAMES, generation_tokens="vllm:generation_tokens_total", 
 ])
 def test_a_wedged_engine_ends_the_drain_a_busy_one_does_not(now, waited, names, stalled):
     verdict = drain.drain_progress(now, names, counter(100.0), waited)
-    assert verdict == {"in_flight": 4, "stalled": stalled, "readable": True, "reason": None, "waited": waited,
-                       "unread_after": None, "done": stalled}
+    assert verdict == {"in_flight": 4, "stalled": stalled, "done": stalled}
 
 
 def test_the_drain_is_done_when_nothing_is_in_flight_and_never_stalls_without_a_first_read():
     idle = counter(100.0).replace("} 2.0", "} 0.0").replace("} 1.0", "} 0.0")
-    assert drain.drain_progress(idle, PLAN_NAMES, counter(100.0), 0) == {
-        "in_flight": 0, "stalled": False, "readable": True, "reason": None, "waited": 0, "unread_after": None,
-        "done": True}
+    assert drain.drain_progress(idle, PLAN_NAMES, counter(100.0), 0) == {"in_flight": 0, "stalled": False, "done": True}
+    assert drain.drain_progress("", PLAN_NAMES) == {"in_flight": None, "stalled": False, "done": True}
     assert drain.drain_progress(counter(100.0), PLAN_NAMES, None, 600)["done"] is False
-
-
-# ---- the drain fails closed (issue 39): an unreadable /metrics is never "nothing in flight" ----
-
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
-
-
-def fixture(*parts):
-    with open(os.path.join(FIXTURES, *parts), encoding="utf-8") as handle:
-        return handle.read()
-
-
-# The names the drain reads are the engine catalog's (the plan copies _engines.METRICS), the same
-# the monitoring rules read: no gauge name is spelled in the drain.
-CATALOG_VLLM = dict(engines.METRICS["vllm"])
-CATALOG_SGLANG = dict(engines.METRICS["sglang"])
-
-
-def uri(status, content=None, msg=None):
-    """ansible.builtin.uri's registered result (status, content, msg) as its failed_when: false read
-    leaves it: status -1 and the urllib error in msg when nothing answered (ansible/module_utils/urls.py)."""
-    result = {"status": status, "msg": msg or ("OK (%d bytes)" % len(content or "") if status == 200 else "")}
-    if content is not None:
-        result["content"] = content
-    return result
-
-
-def test_the_real_gauges_of_the_catalogs_names_are_read():
-    text = fixture("metrics", "vllm-0.19.0-in-flight.txt")
-    verdict = drain.drain_progress(uri(200, text), CATALOG_VLLM, uri(200, text), 0, unread_after=70)
-    assert verdict["readable"] and verdict["in_flight"] == 3 and not verdict["done"]
-
-
-@pytest.mark.parametrize("answer, reason", [
-    # SGLang without --enable-metrics: FastAPI's 404 (sglang/srt/entrypoints/http_server.py mounts /metrics only with it)
-    (uri(404, '{"detail":"Not Found"}', "Status code was 404 and not [200]: HTTP Error 404: Not Found"),
-     "/metrics answered HTTP 404, not 200"),
-    (uri(401, '{"error":"Unauthorized"}', "Status code was 401 and not [200]: HTTP Error 401: Unauthorized"),
-     "/metrics answered HTTP 401, not 200"),
-    # a saturated API server: urllib's timeout, uri's status -1
-    (uri(-1, None, "Status code was -1 and not [200]: Request failed: <urlopen error timed out>"),
-     "no answer from /metrics (Status code was -1 and not [200]: Request failed: <urlopen error timed out>)"),
-])
-def test_an_unanswered_read_is_not_drained_until_the_stop_timeout(answer, reason):
-    early = drain.drain_progress(answer, CATALOG_VLLM, None, 30, unread_after=70)
-    assert early == {"in_flight": None, "stalled": False, "readable": False, "reason": early["reason"], "waited": 30,
-                     "unread_after": 70, "done": False, "message": early["message"]}
-    assert early["reason"].startswith(reason)
-    assert early["message"].startswith("the drain could not read the in-flight gauges of the engine (%s, %s): %s. It did "
-                                       "not call the engine drained: it waited 30 s (up to 70 s:"
-                                       % (CATALOG_VLLM["running"], CATALOG_VLLM["waiting"], early["reason"]))
-    assert drain.drain_progress(answer, CATALOG_VLLM, None, 70, unread_after=70)["done"] is True
-    # without an unread wait the drain never calls it done: the caller's bound (its retries) ends it
-    assert drain.drain_progress(answer, CATALOG_VLLM, None, 10 ** 6)["done"] is False
-
-
-def test_gauges_missing_from_the_text_are_unreadable_naming_them():
-    # Real SGLang 0.5.4 gauge definitions, without its request gauges (as a rename would leave it)
-    text = fixture("loadgen", "sglang-0.5.4-spec-gauges.txt")
-    verdict = drain.drain_progress(uri(200, text), CATALOG_SGLANG, None, 5, unread_after=600)
-    assert not verdict["readable"] and not verdict["done"]
-    assert "sglang:num_running_reqs or sglang:num_queue_reqs" in verdict["reason"]
-    # vLLM's real gauges read with renamed names (an upgrade that renamed them)
-    renamed = dict(CATALOG_VLLM, running="vllm:num_requests_active")
-    verdict = drain.drain_progress(fixture("metrics", "vllm-0.19.0-in-flight.txt"), renamed, None, 5, unread_after=600)
-    assert not verdict["readable"] and "vllm:num_requests_active" in verdict["reason"]
-    # one of the two gauges is not enough: the waiting queue is unknown
-    only_running = "sglang:num_running_reqs 0.0\n"
-    assert drain.drain_progress(only_running, CATALOG_SGLANG, None, 0, unread_after=600)["done"] is False
-    # an empty text (an engine still loading, or a proxy's blank page) is not an idle engine
-    assert drain.drain_progress("", CATALOG_VLLM, None, 0, unread_after=600)["done"] is False
-
-
-@pytest.mark.parametrize("stop_timeout, drain_timeout, expected", [
-    (70, 600, 70),      # vLLM's graceful shutdown (60 s) plus Docker's margin: the plan's stop timeout
-    (900, 600, 600),    # never past the gateway's drain timeout
-    (None, 600, 600),   # no graceful stop (SGLang): the whole drain timeout
-    (None, None, 0),
-    (70, None, 70),
-])
-def test_the_unread_wait_is_the_plans_stop_timeout_bounded_by_the_drain_timeout(stop_timeout, drain_timeout, expected):
-    assert drain.unread_wait(stop_timeout, drain_timeout) == expected
-
-
-def test_the_plan_carries_the_catalogs_gauges_the_monitoring_rules_read():
-    from ansible_collections.inferops.serving.plugins.plugin_utils import _monitoring
-    text = str(_monitoring.engine_rule_groups([]))  # every engine's rules, for its newest catalogued release
-    for engine in ("vllm", "sglang"):
-        for key in ("running", "waiting"):
-            assert engines.METRICS[engine][key] in text
-
-
-def test_the_state_file_is_given_its_mode_by_its_descriptor_never_by_path(tmp_path, monkeypatch):
-    """A path chmod/chown between the write and the rename is the race a user of the directory could win
-    (swap the temporary file for a link): atomic_write must not make one."""
-    from ansible_collections.inferops.serving.plugins.module_utils import _host_files
-
-    def refused(*_args, **_kwargs):
-        raise AssertionError("chmod/chown by path")
-
-    monkeypatch.setattr(os, "chmod", refused)
-    monkeypatch.setattr(os, "chown", refused)
-    path = tmp_path / "drained.json"
-    _host_files.atomic_write(str(path), b"{}\n", 0o640, os.getuid(), os.getgid())
-    assert path.read_bytes() == b"{}\n" and oct(os.stat(path).st_mode & 0o777) == oct(0o640)
-    assert [p.name for p in tmp_path.iterdir()] == ["drained.json"]

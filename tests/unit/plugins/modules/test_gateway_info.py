@@ -170,7 +170,7 @@ def test_the_status_read_of_a_proxy_that_does_not_answer_is_no_failure(run_modul
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"url": "ftp://127.0.0.1:4000"}, "url: 'ftp://127.0.0.1:4000' is not an http:// or https:// URL"),
+    ({"url": "https://127.0.0.1:4000"}, "url: 'https://127.0.0.1:4000' is not an http:// URL"),
     ({"wait": 0}, "wait: 0 is not a number of seconds; give 1 or more"),
     ({"timeout": -1}, "timeout: -1 is not a number of seconds; give 1 or more"),
 ])

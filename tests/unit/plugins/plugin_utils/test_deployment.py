@@ -290,31 +290,3 @@ def test_acceptance_per_position_over_a_window():
     # Seed 000's 0.67 / 0.36 / 0.16 at k=3: accepted at a position over the drafts of the window.
     assert d.acceptance_per_position(metrics, before, after) == [0.67, 0.36, 0.16]
     assert d.acceptance_per_position(e.METRICS["sglang"], before, after) is None
-
-
-# ---- issue 39: an engine a gateway drains must serve its in-flight gauges ----
-
-def test_an_sglang_profile_without_metrics_is_refused_when_a_gateway_drains_the_host():
-    with pytest.raises(ProfileError) as err:
-        d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain=True), overrides={"args": {"enable-metrics": None}})
-    message = str(err.value)
-    assert message.startswith("profile g7e-fp8-sglang: SGLang serves no /metrics without --enable-metrics")
-    assert "sglang:num_running_reqs and sglang:num_queue_reqs" in message and "'enable-metrics: true'" in message
-    # No gateway: nothing reads the gauges before a stop; the profile is the operator's.
-    d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain=False), overrides={"args": {"enable-metrics": None}})
-    # The role passes the option as text from Jinja.
-    with pytest.raises(ProfileError):
-        d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain="True"), overrides={"args": {"enable-metrics": None}})
-
-
-def test_a_gateway_drain_adds_no_flag_the_profile_does_not_state():
-    # Refused, never added: what runs is the profile's script (the seed comparison stays honest).
-    fronted = d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain=True))
-    alone = d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain=False))
-    assert fronted["script"] == alone["script"] and "--enable-metrics" in fronted["script"]
-    assert d.plan("gb10-nvfp4-mtp-latency", dict(OPTIONS, gateway_drain=True))["engine"] == "vllm"
-
-
-def test_the_gateway_drain_option_is_a_boolean():
-    with pytest.raises(ProfileError, match="the gateway drain option: got"):
-        d.plan("g7e-fp8-sglang", dict(OPTIONS, gateway_drain="maybe"))

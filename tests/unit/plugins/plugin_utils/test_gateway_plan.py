@@ -32,14 +32,6 @@ HOSTVARS = {
 }
 
 
-def test_a_host_whose_converge_failed_after_its_summary_is_not_proven():
-    """site.yml's serving play keeps a failure as inferops_serving_failure (its rescue), not as a
-    failed host: the gateway must not put such a host back in routing."""
-    hostvars = dict(HOSTVARS, **{"spark-2": {"server_deployment": SPARK, "server_summary": {"state": "serving"},
-                                             "inferops_serving_failure": "Keep the engine serving: failed"}})
-    assert g.proven_hosts(["spark-1", "spark-2"], hostvars) == ["spark-1"]
-
-
 def test_the_plan_is_the_configuration_of_the_hosts_variables_with_no_secret():
     plan = g.gateway_plan(["spark-1", "g7e-1", "spark-2"], HOSTVARS, {"num_retries": 3}, "0.0.0.0", 4000, "gw.example",
                           master_key=KEY)
@@ -87,19 +79,11 @@ def test_the_addresses_alone_and_a_bad_port_named():
 def test_the_routing_plan_reads_each_gateway_hosts_own_variables_with_the_roles_defaults():
     plan = g.routing_plan(["gw-01", "gw-02"], HOSTVARS)
     assert plan["gateways"] == [
-        {"host": "gw-01", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
-         "state_dir": "/var/lib/inferops-gateway",
-         "url": "http://127.0.0.1:4100", "health_url": "http://127.0.0.1:4100/health", "tls_fingerprint": None,
+        {"host": "gw-01", "state_dir": "/var/lib/inferops-gateway", "health_url": "http://127.0.0.1:4100/health",
          "service": "inferops-gateway", "drain": True, "drain_timeout": 30, "allow_outage": True},
-        {"host": "gw-02", "config_dir": "/etc/inferops-gateway", "env_file": "/etc/inferops-gateway/gateway.env",
-         "state_dir": "/srv/gw",
-         "url": "http://127.0.0.1:4000", "health_url": "http://127.0.0.1:4000/health", "tls_fingerprint": None,
+        {"host": "gw-02", "state_dir": "/srv/gw", "health_url": "http://127.0.0.1:4000/health",
          "service": "inferops-gateway", "drain": False, "drain_timeout": 600, "allow_outage": False}]
     assert plan["draining"] == ["gw-01"] and plan["drain_timeout"] == 30
-    # the gateway role writes its env file where the routing plan reads the running master key
-    with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "gateway", "vars", "main.yml"),
-              encoding="utf-8") as handle:
-        assert '__gateway_env_file: "{{ gateway_config_dir }}/%s"' % g.ENV_FILE_NAME in handle.read()
     assert g.routing_plan([], HOSTVARS) == {"gateways": [], "draining": [], "drain_timeout": 0}
     assert KEY not in json.dumps(plan)
     assert g.routing_master_keys(["gw-01", "gw-02"], HOSTVARS) == {"gw-01": KEY, "gw-02": None}
@@ -160,8 +144,7 @@ def test_the_lookup_gives_the_plan_the_secrets_apart_the_routing_plan_and_the_ad
     assert answers[1]["value"] == g.gateway_env_file(["spark-1"], HOSTVARS, {}, KEY)
     assert answers[2]["value"] == g.routing_plan(["gw-01"], HOSTVARS)
     assert answers[3]["value"] == {"gw-01": KEY}
-    assert answers[4]["value"] == {"client_url": "http://gw:4000/v1", "local_url": "http://127.0.0.1:4000",
-                                   "tls_fingerprint": None}
+    assert answers[4]["value"] == {"client_url": "http://gw:4000/v1", "local_url": "http://127.0.0.1:4000"}
 
 
 def test_the_lookups_errors_name_the_problem_and_carry_no_secret():

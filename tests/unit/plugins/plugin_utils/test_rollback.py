@@ -119,11 +119,3 @@ def test_status_says_rolled_back_not_drift_and_how_to_end_it():
                        groups=["gb10"])
     assert not down["ok"] and down["state"].startswith("ROLLED BACK: ") and "; NOT SERVING: /health answered 503" in \
         down["state"]
-
-
-def test_the_gateway_and_monitoring_groups_are_not_hardware_groups():
-    """lab-spark's group_names (sorted, as Ansible gives them): it runs Prometheus, so it is in the
-    monitoring group; its hardware group is still spark, the one lab-spark-2 shares."""
-    assert _rollback.hardware_group(["monitoring", "serving", "spark"]) == "spark"
-    assert _rollback.hardware_group(["gateway", "serving"]) == "serving"
-    assert _rollback.hardware_group(["monitoring", "serving", "spark"], given="gb10") == "gb10"

@@ -54,14 +54,12 @@ def test_the_hosts_only_deployment_goes_whole():
     assert paths(result) == [
         "/etc/inferops-serving/inferops-serving.env", SCRIPT,
         "/etc/inferops-serving/watchdog-inferops-serving.json", "/var/lib/inferops-serving/watchdog-inferops-serving.json",
-        "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom",
+        "/var/lib/node_exporter/inferops_watchdog_inferops_serving.prom", STATE,
         "/etc/systemd/system/inferops-serving@.service", "/etc/systemd/system/inferops-watchdog@.service",
         "/usr/local/lib/inferops-serving/inferops_watchdog.py", "/usr/local/lib/inferops-serving/inferops_unified_memory.py",
         "/usr/local/lib/inferops-serving/inferops_docker_api.py", "/usr/local/lib/inferops-serving/inferops_prometheus.py",
         "/usr/local/lib/inferops-serving/inferops_bounded_http.py", "/usr/local/lib/inferops-serving/inferops_host_files.py"]
     assert all(entry["state"] == "absent" for entry in result["files"]) and result["shared"]
-    # The last known-good record is not deleted: the entry point renames it aside.
-    assert STATE not in paths(result) and deployment["undeploy"]["record"] == STATE
 
 
 def test_an_env_file_left_by_an_earlier_converge_goes_too():
@@ -78,8 +76,7 @@ def test_another_deployment_on_the_host_keeps_the_shared_files():
     assert not result["shared"]
     assert paths(result) == ["/etc/inferops-serving/sglang-b.env", "/usr/local/lib/inferops-serving/sglang-b.sh",
                              "/etc/inferops-serving/watchdog-sglang-b.json",
-                             "/var/lib/inferops-serving/watchdog-sglang-b.json"]
-    assert deployment["undeploy"]["record"] == "/var/lib/inferops-serving/sglang-b.json"
+                             "/var/lib/inferops-serving/watchdog-sglang-b.json", "/var/lib/inferops-serving/sglang-b.json"]
     # The model cache and the engine cache are data, never removed.
     assert not any("cache" in path for path in paths(result))
 
