@@ -136,14 +136,17 @@ except ImportError:  # pragma: no cover - Ansible's controller always has PyYAML
 else:
     YAML_IMPORT_ERROR = None
 
+    class IndentedDumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
+        """yaml's SafeDumper with a mapping's sequences indented (``key:\n  - item``), as yamllint's
+        default ``indentation`` rule and ansible-lint's production profile want an inventory file."""
 
-def dump_indented(data, **kwargs):
-    """yaml.safe_dump with a mapping's sequences indented (``key:\n  - item``), as yamllint's
-    default ``indentation`` rule and ansible-lint's production profile want an inventory file."""
-    class Dumper(yaml.SafeDumper):  # pylint: disable=too-many-ancestors
         def increase_indent(self, flow=False, indentless=False):
             return super().increase_indent(flow, False)
-    return yaml.dump(data, Dumper=Dumper, **kwargs)
+
+
+def dump_indented(data, **kwargs):
+    """yaml.safe_dump of ``data`` with :class:`IndentedDumper`."""
+    return yaml.dump(data, Dumper=IndentedDumper, **kwargs)
 
 
 def lock_path(path):
